@@ -1,0 +1,28 @@
+export const EVENT_TYPES = ['new_conversation', 'missed_call', 'new_contact'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (value: unknown): value is EventType =>
+  typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
+
+export interface ConversationData {
+  conversation_id: string;
+  channel: 'voice';
+  caller_name: string;
+  caller_number: string;
+  summary: string;
+}
+
+export interface NewContactData {
+  contact_id: string;
+  name: string;
+  phone: string;
+  source: string;
+}
+
+/** An event about to be recorded: the outbox row written in the same transaction as its cause. */
+export type PendingEvent =
+  | { type: 'new_conversation' | 'missed_call'; data: ConversationData }
+  | { type: 'new_contact'; data: NewContactData };
+
+/** The envelope every subscriber receives, exactly. */
+export const envelope = (type: EventType, data: unknown) => ({ event: type, data });
