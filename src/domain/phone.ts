@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 
 /**
  * Normalises a phone number to E.164, or returns undefined when it is not a possible number.

@@ -1,0 +1,121 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { OpenAPIV3 } from 'openapi-types';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Config } from '../config.js';
+import { DomainError } from '../domain/errors.js';
+import { createMetrics, type Metrics } from '../observability/metrics.js';
+import type { EventQueue } from '../queue/eventQueue.js';
+import type { Store } from '../storage/store.js';
+import { requireApiKey, requireInternalToken } from './auth.js';
+import { registerErrorHandling } from './errors.js';
+import { contactRoutes } from './routes/contacts.js';
+import { eventRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import { hookRoutes } from './routes/hooks.js';
+import { internalRoutes } from './routes/internal.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  queue: EventQueue;
+  metrics?: Metrics;
+  logger?: FastifyBaseLogger;
+  /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
+  admin?: (app: FastifyInstance) => Promise<void>;
+}
+
+const BODY_LIMIT = 64 * 1024;
+
+/** The HTTP service. Infrastructure comes in, so tests choose the real parts they run against. */
+export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin }: AppDeps) {
+  const app = Fastify({
+    loggerInstance: logger,
+    logger: logger ? undefined : { level: config.LOG_LEVEL },
+    bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+
+  // JSON only: any other body type is 415 unsupported_media_type.
+  app.removeAllContentTypeParsers();
+  // A bodiless DELETE or GET that still says application/json is fine; an empty POST fails validation.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new DomainError('invalid_json', 400), undefined);
+    }
+  });
+
+  // One log line per request; headers (and so keys) are never logged.
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpDuration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    request.log.info(
+      { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'contact-hooks public API', version: '1.0.0' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    hideUntagged: false,
+  });
+
+  const deps = { store, queue, defaultCountry: config.DEFAULT_COUNTRY };
+
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', requireApiKey(store));
+      await api.register(rateLimit, {
+        max: config.RATE_LIMIT_PER_MINUTE,
+        timeWindow: 60_000,
+        keyGenerator: (request) => request.caller.keyId,
+        errorResponseBuilder: (_request, context) =>
+          new DomainError('rate_limited', 429, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
+      });
+      await api.register(contactRoutes(deps));
+      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY));
+      await api.register(eventRoutes(store));
+    },
+    { prefix: '/api/v1' },
+  );
+
+  await app.register(
+    async (internal) => {
+      internal.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN));
+      await internal.register(internalRoutes(deps));
+    },
+    { prefix: '/internal/v1' },
+  );
+
+  if (admin) {
+    await app.register(async (scope) => {
+      scope.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN, { browserLogin: true }));
+      await admin(scope);
+    });
+  }
+
+  await app.register(healthRoutes({ store, queue, metrics }));
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app.swagger() as OpenAPIV3.Document));
+  return app;
+}
+
+/** The published document covers the public API only; first-party and operator routes stay out. */
+function openApiDocument(document: OpenAPIV3.Document) {
+  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
+  return { ...document, paths };
+}

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Metrics } from '../../observability/metrics.js';
+import type { EventQueue } from '../../queue/eventQueue.js';
+import type { Store } from '../../storage/store.js';
+
+export const healthRoutes =
+  ({ store, queue, metrics }: { store: Store; queue: EventQueue; metrics: Metrics }): FastifyPluginAsync =>
+  async (app) => {
+    app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+
+    app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+      const checks = await Promise.allSettled([store.ping(), queue.ping()]);
+      const [storage, queueCheck] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : 'unavailable'));
+      const ready = storage === 'ok' && queueCheck === 'ok';
+      return reply.status(ready ? 200 : 503).send({ ok: ready, storage, queue: queueCheck });
+    });
+
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      metrics.queueDepth.set(await queue.depth().catch(() => Number.NaN));
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  };

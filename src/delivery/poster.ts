@@ -1,0 +1,169 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Agent, buildConnector, request } from 'undici';
+import { isPublicAddress } from '../domain/addressPolicy.js';
+
+export type DeliveryOutcome =
+  | { kind: 'response'; status: number; durationMs: number }
+  | { kind: 'refused'; error: 'private_address'; durationMs: number }
+  | {
+      kind: 'error';
+      error: 'timeout' | 'connection_failed' | 'tls_error' | 'dns_failed' | 'response_too_large' | 'invalid_url';
+      durationMs: number;
+    };
+
+export interface PosterOptions {
+  /** Total time for the attempt: connect + headers + body read. */
+  timeoutMs: number;
+  /** Skip the address policy (dev/tests). */
+  allowPrivateNetworks: boolean;
+  /** Read at most this many response body bytes, then drop the connection. Default 4096. */
+  maxResponseBytes?: number;
+  /** Extra TLS options for tests; production relies on NODE_EXTRA_CA_CERTS. */
+  connect?: { ca?: string | Buffer };
+  /** Per-origin socket cap. Default 16. */
+  connections?: number;
+}
+
+export interface Poster {
+  post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryOutcome>;
+  close(): Promise<void>;
+}
+
+/** Raised (inside the connector) when a target resolves or connects to a non-public address. */
+export class PrivateAddressError extends Error {
+  readonly code = 'ERR_PRIVATE_ADDRESS';
+  constructor(readonly address: string) {
+    super(`refusing to connect to non-public address ${address}`);
+  }
+}
+
+// All records are checked, not just the first: with autoSelectFamily Node may try every one
+// of them, and a name mixing public and private records is itself a rebinding smell.
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    const refused = addresses.find((a) => !isPublicAddress(a.address));
+    if (refused) return callback(new PrivateAddressError(refused.address), '');
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(Object.assign(new Error(`no addresses for ${hostname}`), { code: 'ENOTFOUND' }), '');
+    callback(null, first.address, first.family);
+  });
+};
+
+/**
+ * Connector that only hands undici sockets whose peer is a public address. The lookup guard
+ * stops DNS names (the resolved address is the one connected to, so rebinding cannot slip
+ * between check and use); the remoteAddress check covers literal-IP hosts, for which Node
+ * never calls lookup. Exported so tests can reach each check on its own.
+ */
+export function createGuardedConnector(options: buildConnector.BuildOptions): buildConnector.connector {
+  const base = buildConnector({ ...options, lookup: publicOnlyLookup });
+  return (connectOptions, callback) => {
+    base(connectOptions, (err, socket) => {
+      if (err) return callback(err, null);
+      const remote = socket?.remoteAddress;
+      if (!socket || remote === undefined || !isPublicAddress(remote)) {
+        socket?.destroy();
+        return callback(new PrivateAddressError(remote ?? 'unknown'), null);
+      }
+      callback(null, socket);
+    });
+  };
+}
+
+export function createPoster(options: PosterOptions): Poster {
+  const maxResponseBytes = options.maxResponseBytes ?? 4096;
+  const connectOptions: buildConnector.BuildOptions = { ...options.connect, timeout: options.timeoutMs };
+  // No retry or redirect interceptor is composed onto this Agent, so each post() is one attempt.
+  const agent = new Agent({
+    connections: options.connections ?? 16,
+    connect: options.allowPrivateNetworks ? connectOptions : createGuardedConnector(connectOptions),
+  });
+
+  async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<DeliveryOutcome> {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    if (!options.allowPrivateNetworks && isLiteralNonPublicHost(url)) {
+      return { kind: 'refused', error: 'private_address', durationMs: elapsed() };
+    }
+    try {
+      // One signal bounds connect, headers and body together, so a dribbling target is cut too.
+      const response = await request(url, {
+        dispatcher: agent,
+        method: 'POST',
+        body,
+        headers,
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      // Draining a small body lets the socket go back to the pool; leaving the loop early
+      // destroys the body (and its socket), so a huge response is never buffered.
+      let received = 0;
+      for await (const chunk of response.body) {
+        received += (chunk as Buffer).length;
+        if (received > maxResponseBytes) break;
+      }
+      return { kind: 'response', status: response.statusCode, durationMs: elapsed() };
+    } catch (err) {
+      const outcome = classifyError(err);
+      return outcome === 'private_address'
+        ? { kind: 'refused', error: outcome, durationMs: elapsed() }
+        : { kind: 'error', error: outcome, durationMs: elapsed() };
+    }
+  }
+
+  return {
+    async post(url, body, headers) {
+      const parsed = parseTarget(url);
+      if (!parsed) return { kind: 'error', error: 'invalid_url', durationMs: 0 };
+      return attempt(parsed, body, headers);
+    },
+    close: () => agent.close(),
+  };
+}
+
+function parseTarget(url: string): URL | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// The WHATWG parser has already normalised odd IPv4 spellings (2130706433, 0x7f.1) to dotted quads.
+function isLiteralNonPublicHost(url: URL): boolean {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return isIP(host) !== 0 && !isPublicAddress(host);
+}
+
+type Classified = Exclude<DeliveryOutcome, { kind: 'response' }>['error'];
+
+function classifyError(err: unknown): Classified {
+  if (err instanceof PrivateAddressError) return 'private_address';
+  const { name, code } = (err ?? {}) as { name?: string; code?: unknown };
+  if (name === 'TimeoutError' || name === 'AbortError') return 'timeout';
+  if (typeof code !== 'string') return 'connection_failed';
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'UND_ERR_ABORTED':
+    case 'ETIMEDOUT':
+      return 'timeout';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'ENODATA':
+      return 'dns_failed';
+    case 'UND_ERR_HEADERS_OVERFLOW':
+    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
+      return 'response_too_large';
+    case 'EPROTO':
+      return 'tls_error';
+  }
+  // OpenSSL verification codes (DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED, ...) and Node's ERR_TLS_*/ERR_SSL_*.
+  return /CERT|TLS|SSL/.test(code) ? 'tls_error' : 'connection_failed';
+}

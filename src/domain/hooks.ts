@@ -1,0 +1,24 @@
+import { badRequest } from './errors.js';
+import { isEventType, type EventType } from './events.js';
+
+export const MAX_TARGET_URL_LENGTH = 2048;
+
+/** A subscription's target must be an absolute https URL with a host; anything else is refused. */
+export function validateTargetUrl(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw badRequest('invalid_target_url');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw badRequest('invalid_target_url');
+  }
+  if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '') {
+    throw badRequest('invalid_target_url');
+  }
+  return raw;
+}
+
+export function validateEventType(raw: unknown): EventType {
+  if (!isEventType(raw)) throw badRequest('invalid_event');
+  return raw;
+}

@@ -1,0 +1,52 @@
+import { pino } from 'pino';
+import type { Config } from '../config.js';
+import { createPoster } from '../delivery/poster.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Store } from '../storage/store.js';
+import { createEventDeliverer } from '../workers/deliverEvent.js';
+
+/** JSON logs; anything that could hold a key is redacted even if a future log line includes it. */
+export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>, role: string) =>
+  pino({
+    level: config.LOG_LEVEL,
+    base: { role, pid: process.pid },
+    redact: ['req.headers.authorization', 'headers.authorization', 'key', '*.key'],
+  });
+
+/** The delivery job handler with its HTTP client, as both the embedded queue and workers run it. */
+export function createDelivery(config: Config, store: Store, metrics: Metrics, log: pino.Logger) {
+  const poster = createPoster({ timeoutMs: config.DELIVERY_TIMEOUT_MS, allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS });
+  return { poster, handler: createEventDeliverer({ store, poster, metrics, log }) };
+}
+
+/** Prints a start-up problem as one clear line and exits non-zero, instead of a stack trace. */
+export function exitWith(message: string): never {
+  process.stderr.write(`contact-hooks: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * Runs `shutdown` once on SIGTERM or SIGINT, then exits 0. Past the grace period, or if shutdown
+ * fails, it exits 1 anyway: a platform's SIGKILL would come next.
+ */
+export function onShutdownSignal(log: pino.Logger, graceMs: number, shutdown: () => Promise<void>) {
+  let started = false;
+  const handle = (signal: NodeJS.Signals) => {
+    if (started) return;
+    started = true;
+    log.info({ signal, graceMs }, 'shutting down');
+    setTimeout(() => {
+      log.error('grace period over; exiting with work unfinished');
+      process.exit(1);
+    }, graceMs).unref();
+    shutdown().then(
+      () => process.exit(0),
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handle);
+  process.on('SIGINT', handle);
+}

@@ -1,0 +1,63 @@
+import { buildApp } from '../api/app.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createMetrics } from '../observability/metrics.js';
+import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
+import { bullBoard, createBullProducer } from '../queue/bullmq.js';
+import { DataDirBusyError } from '../storage/dataDirLock.js';
+import { openStore } from '../storage/store.js';
+import { startOutboxRelay } from '../workers/outboxRelay.js';
+import { createDelivery, createLogger, exitWith, onShutdownSignal } from './runtime.js';
+
+/**
+ * The web process. With REDIS_URL it only produces jobs (workers deliver); without it, the
+ * embedded default, it also runs the delivery handler and the outbox relay in-process.
+ */
+async function main(config: Config) {
+  if (config.REDIS_URL && !config.DATABASE_URL) {
+    exitWith('REDIS_URL needs DATABASE_URL: workers run as separate processes, and the embedded PGlite store allows one process');
+  }
+  const log = createLogger(config, 'web');
+  const { store, advertise } = await openStore(config);
+  const metrics = createMetrics();
+
+  let queue;
+  let admin;
+  let stopInProcessDelivery = async () => {};
+  if (config.REDIS_URL) {
+    const producer = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+    queue = producer.eventQueue;
+    admin = bullBoard(producer.queue);
+  } else {
+    const delivery = createDelivery(config, store, metrics, log);
+    queue = createEmbeddedQueue(delivery.handler, {
+      capacity: config.EMBEDDED_QUEUE_CAPACITY,
+      concurrency: config.DELIVERY_CONCURRENCY,
+      log,
+    });
+    const relay = startOutboxRelay(store, queue, log);
+    stopInProcessDelivery = async () => {
+      await relay.stop();
+      await delivery.poster.close();
+    };
+  }
+
+  const app = await buildApp({ config, store, queue, metrics, logger: log, admin });
+  const address = await app.listen({ port: config.PORT, host: config.HOST });
+  const port = new URL(address).port;
+  advertise(`http://127.0.0.1:${port}`);
+  log.info({ address, storage: store.db.engine, queue: config.REDIS_URL ? 'bullmq' : 'embedded' }, 'listening');
+
+  onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
+    await app.close(); // stops accepting, lets in-flight requests finish
+    await queue.close(); // embedded: waits for running deliveries
+    await stopInProcessDelivery();
+    await store.close();
+  });
+}
+
+try {
+  await main(loadConfig());
+} catch (error) {
+  if (error instanceof ConfigError || error instanceof DataDirBusyError) exitWith(error.message);
+  throw error;
+}

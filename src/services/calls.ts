@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { eventsForCall, type CallReport } from '../domain/calls.js';
+import { badRequest } from '../domain/errors.js';
+import type { PendingEvent } from '../domain/events.js';
+import { normalisePhone } from '../domain/phone.js';
+import type { ServiceDeps } from './deps.js';
+import { publishEvents } from './publish.js';
+
+export interface CallInput extends CallReport {
+  conversation_id?: string | undefined;
+  caller_name: string;
+  caller_number: string;
+  summary: string;
+}
+
+/** Records a finished conversation and fires its events; a conversation reported twice fires once. */
+export async function reportCall(
+  deps: ServiceDeps,
+  accountId: string,
+  call: CallInput,
+) {
+  const types = eventsForCall(call);
+  // Subscribers are promised E.164; a firing call whose number cannot be read is the reporter's error.
+  const callerNumber = normalisePhone(call.caller_number, deps.defaultCountry);
+  if (types.length > 0 && !callerNumber) throw badRequest('invalid_caller_number');
+  const conversationId = call.conversation_id ?? randomUUID();
+  const data = {
+    conversation_id: conversationId,
+    channel: 'voice' as const,
+    caller_name: call.caller_name,
+    caller_number: callerNumber ?? call.caller_number,
+    summary: call.summary,
+  };
+  const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
+  const eventIds = await deps.store.calls.record(
+    accountId,
+    { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
+    events,
+  );
+  if (!eventIds) return { conversation_id: conversationId, events: [] };
+  await publishEvents(deps.queue, eventIds, deps.log);
+  return { conversation_id: conversationId, events: types };
+}

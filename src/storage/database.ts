@@ -1,0 +1,80 @@
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+export interface QueryResult<Row> {
+  rows: Row[];
+  rowCount: number;
+}
+
+/** What queries need: a connection, or a transaction on one. */
+export interface Sql {
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<Row>>;
+  /** Runs a script of several statements, without parameters (migrations). */
+  exec(text: string): Promise<void>;
+}
+
+/** The same SQL runs on both engines; only how a connection is had differs. */
+export interface Database extends Sql {
+  readonly engine: 'postgres' | 'pglite';
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+// Postgres returns bigint counts and timestamps as strings/dates; keep timestamps as Date on both engines.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function openPostgres(url: string, options: { max?: number } = {}): Database {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its server must not crash the process; the next query reports the failure.
+  pool.on('error', () => {});
+  const adapt = (client: pg.Pool | pg.PoolClient): Sql => ({
+    query: async (text, params) => {
+      const result = await client.query(text, params);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    },
+    exec: async (text) => {
+      await client.query(text);
+    },
+  });
+  return {
+    engine: 'postgres',
+    ...adapt(pool),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(adapt(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A connection that cannot even roll back is dropped instead of going back to the pool.
+        await client.query('ROLLBACK').catch(() => (broken = true));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** PGlite is one connection in this process; it serialises queries and transactions itself. */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const db = await PGlite.create(dataDir);
+  const adapt = (sql: Pick<PGlite, 'query' | 'exec'>): Sql => ({
+    query: async (text, params) => {
+      const result = await sql.query<never>(text, params);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    },
+    exec: async (text) => {
+      await sql.exec(text);
+    },
+  });
+  return {
+    engine: 'pglite',
+    ...adapt(db),
+    transaction: (work) => db.transaction((tx) => work(adapt(tx))),
+    close: () => db.close(),
+  };
+}

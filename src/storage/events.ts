@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { EventType, PendingEvent } from '../domain/events.js';
+import type { Sql } from './database.js';
+
+export interface StoredEvent {
+  id: string;
+  account_id: string;
+  event_type: EventType;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** Writes events into the outbox; call inside the transaction that caused them. */
+export async function insertEvents(tx: Sql, accountId: string, events: PendingEvent[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const event of events) {
+    const id = randomUUID();
+    await tx.query('INSERT INTO events (id, account_id, event_type, data) VALUES ($1, $2, $3, $4)', [
+      id,
+      accountId,
+      event.type,
+      JSON.stringify(event.data),
+    ]);
+    ids.push(id);
+  }
+  return ids;
+}
+
+export function eventQueries(db: Sql) {
+  return {
+    /** Recent events of an account, newest first: sample data for automation platforms. */
+    async listRecent(accountId: string, type: EventType, limit: number) {
+      const { rows } = await db.query<StoredEvent>(
+        `SELECT id, event_type, data, created_at FROM events
+         WHERE account_id = $1 AND event_type = $2 ORDER BY created_at DESC LIMIT $3`,
+        [accountId, type, limit],
+      );
+      return rows;
+    },
+
+    /**
+     * Marks an event as taken off the queue and returns it with the hooks it goes to: those of
+     * its account and type that existed when it fired and are not deleted.
+     */
+    async takeForDelivery(eventId: string) {
+      const { rows } = await db.query<StoredEvent>(
+        `UPDATE events SET relayed_at = coalesce(relayed_at, clock_timestamp()) WHERE id = $1
+         RETURNING id, account_id, event_type, data, created_at`,
+        [eventId],
+      );
+      const event = rows[0];
+      if (!event) return undefined;
+      const hooks = await db.query<{ id: string; target_url: string; secret: string }>(
+        `SELECT id, target_url, secret FROM hooks
+         WHERE account_id = $1 AND event_type = $2 AND deleted_at IS NULL AND created_at <= $3
+         ORDER BY created_at`,
+        [event.account_id, event.event_type, event.created_at],
+      );
+      return { event, hooks: hooks.rows };
+    },
+
+    /** Events written but never taken off a queue (Redis was away, or the process died). */
+    async listUnrelayed(olderThanMs: number, limit: number) {
+      const { rows } = await db.query<{ id: string }>(
+        `SELECT id FROM events WHERE relayed_at IS NULL AND created_at < clock_timestamp() - make_interval(secs => $1)
+         ORDER BY created_at LIMIT $2`,
+        [olderThanMs / 1000, limit],
+      );
+      return rows.map((row) => row.id);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { EventType } from '../domain/events.js';
+import type { Database } from './database.js';
+
+export interface HookRow {
+  id: string;
+  event_type: EventType;
+  target_url: string;
+  created_at: Date;
+}
+
+const HOOK_COLUMNS = 'id, event_type, target_url, created_at';
+
+export function hookQueries(db: Database) {
+  return {
+    /**
+     * Creates a subscription unless the key already holds `limit`. The key's row is locked so
+     * concurrent subscribes cannot both pass the count. Returns undefined at the limit.
+     */
+    async create(key: { keyId: string; accountId: string }, eventType: EventType, targetUrl: string, secret: string, limit: number) {
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [key.keyId]);
+        const { rows } = await tx.query<{ count: number }>(
+          'SELECT count(*)::int AS count FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL',
+          [key.keyId],
+        );
+        if ((rows[0]?.count ?? 0) >= limit) return undefined;
+        const created = await tx.query<HookRow>(
+          `INSERT INTO hooks (id, api_key_id, account_id, event_type, target_url, secret)
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${HOOK_COLUMNS}`,
+          [randomUUID(), key.keyId, key.accountId, eventType, targetUrl, secret],
+        );
+        return created.rows[0]!;
+      });
+    },
+
+    async listForKey(keyId: string) {
+      const { rows } = await db.query<HookRow>(
+        `SELECT ${HOOK_COLUMNS} FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
+        [keyId],
+      );
+      return rows;
+    },
+
+    async findForKey(keyId: string, hookId: string) {
+      const { rows } = await db.query<HookRow>(
+        `SELECT ${HOOK_COLUMNS} FROM hooks WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL`,
+        [hookId, keyId],
+      );
+      return rows[0];
+    },
+
+    /** True when the key's live hook existed and is now deleted. */
+    async deleteForKey(keyId: string, hookId: string) {
+      const { rowCount } = await db.query(
+        'UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL',
+        [hookId, keyId],
+      );
+      return rowCount > 0;
+    },
+
+    /** A target that answered 410 Gone asked to be forgotten (REST Hooks). */
+    async deleteGone(hookId: string) {
+      await db.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL', [hookId]);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from './database.js';
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  source: string;
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+/** The identity a request acts as, once its key is recognised. */
+export interface Caller {
+  keyId: string;
+  accountId: string;
+  source: string;
+}
+
+const KEY_COLUMNS = 'id, account_id, source, name, created_at, revoked_at';
+
+export function keyQueries(db: Database) {
+  return {
+    async create(accountId: string, keyHash: string, source: string, name: string | undefined) {
+      const { rows } = await db.query<ApiKeyRow>(
+        `INSERT INTO api_keys (id, account_id, key_hash, source, name) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+        [randomUUID(), accountId, keyHash, source, name ?? null],
+      );
+      return rows[0]!;
+    },
+
+    async listForAccount(accountId: string) {
+      const { rows } = await db.query<ApiKeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+        [accountId],
+      );
+      return rows;
+    },
+
+    async findActiveByHash(keyHash: string): Promise<Caller | undefined> {
+      const { rows } = await db.query<{ id: string; account_id: string; source: string }>(
+        'SELECT id, account_id, source FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+        [keyHash],
+      );
+      const row = rows[0];
+      return row && { keyId: row.id, accountId: row.account_id, source: row.source };
+    },
+
+    /** Revokes a key and deletes its hooks in one transaction. False when no live key has that id. */
+    async revoke(keyId: string) {
+      return db.transaction(async (tx) => {
+        const { rowCount } = await tx.query(
+          'UPDATE api_keys SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL',
+          [keyId],
+        );
+        if (rowCount === 0) return false;
+        await tx.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE api_key_id = $1 AND deleted_at IS NULL', [keyId]);
+        return true;
+      });
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Config } from '../config.js';
+import { callQueries } from './calls.js';
+import { contactQueries } from './contacts.js';
+import { openPglite, openPostgres, type Database } from './database.js';
+import { deliveryQueries } from './deliveries.js';
+import { eventQueries } from './events.js';
+import { hookQueries } from './hooks.js';
+import { keyQueries } from './keys.js';
+import { migrate } from './migrate.js';
+import { acquireDataDirLock } from './dataDirLock.js';
+
+/** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */
+export function createStore(db: Database, onClose: () => void = () => {}) {
+  return {
+    db,
+    keys: keyQueries(db),
+    contacts: contactQueries(db),
+    hooks: hookQueries(db),
+    calls: callQueries(db),
+    events: eventQueries(db),
+    deliveries: deliveryQueries(db),
+    ping: () => db.query('SELECT 1').then(() => undefined),
+    close: () => db.close().finally(onClose),
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;
+
+/**
+ * Opens PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR under the directory's lock, and brings
+ * the schema up to date. Throws DataDirBusyError when another process holds DATA_DIR.
+ */
+export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>) {
+  if (config.DATABASE_URL) {
+    const db = openPostgres(config.DATABASE_URL);
+    await migrate(db);
+    return { store: createStore(db), advertise: (_url: string) => {} };
+  }
+  const lock = acquireDataDirLock(config.DATA_DIR);
+  try {
+    const db = await openPglite(config.DATA_DIR);
+    await migrate(db);
+    return { store: createStore(db, lock.release), advertise: lock.advertise };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
