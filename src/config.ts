@@ -25,6 +25,11 @@ const configSchema = z.object({
   DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
   /** Capacity of the in-process queue used when REDIS_URL is unset. */
   EMBEDDED_QUEUE_CAPACITY: z.coerce.number().int().positive().default(10_000),
+  /**
+   * How long a worker holds a job before BullMQ counts it stalled and hands it to another worker
+   * (also the stalled-check interval). Lower it to recover faster from a killed worker.
+   */
+  WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),

@@ -19,7 +19,10 @@ async function main(config: Config) {
   const metrics = createMetrics();
   const delivery = createDelivery(config, store, metrics, log);
   const settings = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
-  const { worker, connection } = startBullWorker(settings, delivery.handler, config.DELIVERY_CONCURRENCY);
+  const { worker, connection } = startBullWorker(settings, delivery.handler, {
+    concurrency: config.DELIVERY_CONCURRENCY,
+    lockMs: config.WORKER_LOCK_MS,
+  });
   worker.on('error', (error) => log.warn({ err: error }, 'worker connection problem; waiting for Redis'));
   worker.on('failed', (job, error) => log.error({ err: error, eventId: job?.data.eventId }, 'event job failed'));
   const producer = createBullProducer(settings);

@@ -62,13 +62,19 @@ export function bullBoard(queue: Queue) {
  * killed, loop blocked) is run once more so hooks not yet claimed still get their POST; the
  * claims keep the ones already sent from being sent again.
  */
-export function startBullWorker({ redisUrl, prefix }: BullSettings, handler: EventJobHandler, concurrency: number) {
+export function startBullWorker(
+  { redisUrl, prefix }: BullSettings,
+  handler: EventJobHandler,
+  options: { concurrency: number; lockMs: number },
+) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', () => {});
   const worker = new Worker<{ eventId: string }>(EVENTS_QUEUE, (job) => handler(job.data.eventId), {
     connection,
     prefix,
-    concurrency,
+    concurrency: options.concurrency,
+    lockDuration: options.lockMs,
+    stalledInterval: options.lockMs,
     maxStalledCount: 1,
   });
   return { worker, connection };

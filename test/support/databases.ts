@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
+import { migrate } from '../../src/storage/migrate.js';
+import { createStore, type Store } from '../../src/storage/store.js';
+
+export type Engine = 'pglite' | 'postgres';
+
+/**
+ * The engines a storage or API suite runs on: PGlite always, the PostgreSQL server whenever
+ * DATABASE_URL is set. Under CI a missing DATABASE_URL is an error, not a silent skip.
+ */
+export function engines(): Engine[] {
+  if (process.env.DATABASE_URL) return ['pglite', 'postgres'];
+  if (process.env.CI) throw new Error('CI must set DATABASE_URL so the PostgreSQL suites run');
+  return ['pglite'];
+}
+
+/** Creates an empty database on the server for one test file; drop it with the returned function. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) throw new Error('DATABASE_URL is not set');
+  const name = `contact_hooks_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** A migrated, empty store on the engine, and a function that closes (and drops) it. */
+export async function openTestStore(engine: Engine): Promise<{ store: Store; db: Database; url?: string; cleanup: () => Promise<void> }> {
+  if (engine === 'pglite') {
+    const db = await openPglite(undefined);
+    await migrate(db);
+    return { store: createStore(db), db, cleanup: () => db.close() };
+  }
+  const database = await createPostgresDatabase();
+  const db = openPostgres(database.url);
+  await migrate(db);
+  return {
+    store: createStore(db),
+    db,
+    url: database.url,
+    cleanup: async () => {
+      await db.close();
+      await database.drop();
+    },
+  };
+}
