@@ -9,7 +9,7 @@ import { DomainError } from '../domain/errors.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventQueue } from '../queue/eventQueue.js';
 import type { Store } from '../storage/store.js';
-import { requireApiKey, requireInternalToken } from './auth.js';
+import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
 import { registerErrorHandling } from './errors.js';
 import { contactRoutes } from './routes/contacts.js';
 import { eventRoutes } from './routes/events.js';
@@ -35,6 +35,14 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     loggerInstance: logger,
     logger: logger ? undefined : { level: config.LOG_LEVEL },
     bodyLimit: BODY_LIMIT,
+    // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
+    maxParamLength: 128,
+    // The router's own refusals come before any error handler, so they are mapped here to `{"error": code}`.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.status(404).send({ error: 'not_found' });
+      if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send({ error: 'invalid_request' });
+      return reply.status(500).send({ error: 'internal' });
+    },
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   }).withTypeProvider<ZodTypeProvider>();
@@ -47,11 +55,15 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   // A bodiless DELETE or GET that still says application/json is fine; an empty POST fails validation.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body as string));
+      parsed = JSON.parse(body as string);
     } catch {
-      done(new DomainError('invalid_json', 400), undefined);
+      return done(new DomainError('invalid_json', 400), undefined);
     }
+    // PostgreSQL text cannot hold NUL: refused here as the client's error, not a 500 from storage.
+    if ((body as string).includes('\\u0000') && containsNul(parsed)) return done(new DomainError('invalid_request', 400), undefined);
+    done(null, parsed);
   });
 
   // One log line per request; headers (and so keys) are never logged.
@@ -103,7 +115,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
 
   if (admin) {
     await app.register(async (scope) => {
-      scope.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN, { browserLogin: true }));
+      scope.addHook('onRequest', requireOperator(config.INTERNAL_API_TOKEN));
       await admin(scope);
     });
   }
@@ -118,4 +130,14 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
 function openApiDocument(document: OpenAPIV3.Document) {
   const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
   return { ...document, paths };
+}
+
+function containsNul(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string' && next.includes('\u0000')) return true;
+    if (typeof next === 'object' && next !== null) for (const item of Object.values(next)) pending.push(item);
+  }
+  return false;
 }

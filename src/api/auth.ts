@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { apiKeyFromHeader, hashApiKey } from '../domain/apiKey.js';
 import { notFound, unauthorized } from '../domain/errors.js';
 import type { Caller } from '../storage/keys.js';
@@ -26,7 +26,7 @@ const sameSecret = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-/** The bearer token (or, for a browser on /admin, the Basic password) given with a request. */
+/** The bearer token, or the password of Basic credentials, given with a request. */
 function presentedToken(header: string | undefined): string | undefined {
   const [scheme, value] = header?.trim().split(/\s+/, 2) ?? [];
   if (!value) return undefined;
@@ -35,14 +35,23 @@ function presentedToken(header: string | undefined): string | undefined {
   return undefined;
 }
 
+const hasInternalToken = (token: string, request: FastifyRequest) => {
+  const given = presentedToken(request.headers.authorization);
+  return given !== undefined && sameSecret(given, token);
+};
+
+/** First-party routes: hidden (404) when no INTERNAL_API_TOKEN is configured, 401 on a wrong token. */
+export const requireInternalToken = (token: string | undefined) => async (request: FastifyRequest) => {
+  if (!token) throw notFound();
+  if (!hasInternalToken(token, request)) throw unauthorized();
+};
+
 /**
- * First-party routes: hidden (404) when no INTERNAL_API_TOKEN is configured, 401 on a wrong token.
+ * The operators' pages (Bull Board): the same token, also accepted as a Basic password so a
+ * browser can log in. It answers directly because Bull Board installs its own error handler.
  */
-export const requireInternalToken = (token: string | undefined, options: { browserLogin?: boolean } = {}) =>
-  async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    if (!token) throw notFound();
-    const given = presentedToken(request.headers.authorization);
-    if (given !== undefined && sameSecret(given, token)) return;
-    if (options.browserLogin) reply.header('www-authenticate', 'Basic realm="contact-hooks admin"');
-    throw unauthorized();
-  };
+export const requireOperator = (token: string | undefined) => async (request: FastifyRequest, reply: FastifyReply) => {
+  if (!token) return reply.status(404).send({ error: 'not_found' });
+  if (hasInternalToken(token, request)) return;
+  return reply.status(401).header('www-authenticate', 'Basic realm="contact-hooks operators"').send({ error: 'unauthorized' });
+};

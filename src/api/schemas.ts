@@ -71,7 +71,8 @@ export const deliveryList = z.object({
 });
 
 // First-party (/internal/v1) schemas.
-export const accountParam = z.object({ account_id: z.string().min(1).max(128) });
+// No control characters: an account id is an identifier, and PostgreSQL text cannot hold NUL.
+export const accountParam = z.object({ account_id: z.string().min(1).max(128).regex(/^[^\u0000-\u001f\u007f]+$/) });
 export const keyInput = z.object({ source: z.string().optional(), name: z.string().max(200).optional() }).default({});
 export const apiKey = z.object({
   id: z.uuid(),

@@ -6,6 +6,9 @@ export const MAX_TARGET_URL_LENGTH = 2048;
 /** A subscription's target must be an absolute https URL with a host; anything else is refused. */
 export function validateTargetUrl(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw badRequest('invalid_target_url');
+  // The URL parser strips or escapes spaces and control characters, but the target is stored and
+  // shown as sent, so it must already be a URL as it stands.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) throw badRequest('invalid_target_url');
   let url: URL;
   try {
     url = new URL(raw);

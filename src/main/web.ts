@@ -2,6 +2,7 @@ import { buildApp } from '../api/app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
+import type { EventQueue } from '../queue/eventQueue.js';
 import { bullBoard, createBullProducer } from '../queue/bullmq.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
@@ -24,9 +25,9 @@ async function main(config: Config) {
   let admin;
   let stopInProcessDelivery = async () => {};
   if (config.REDIS_URL) {
-    const producer = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
-    queue = producer.eventQueue;
-    admin = bullBoard(producer.queue);
+    const producer: EventQueue = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+    queue = producer;
+    admin = bullBoard({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   } else {
     const delivery = createDelivery(config, store, metrics, log);
     queue = createEmbeddedQueue(delivery.handler, {

@@ -19,14 +19,14 @@ async function main(config: Config) {
   const metrics = createMetrics();
   const delivery = createDelivery(config, store, metrics, log);
   const settings = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
-  const { worker, connection } = startBullWorker(settings, delivery.handler, {
+  const worker = startBullWorker(settings, delivery.handler, {
     concurrency: config.DELIVERY_CONCURRENCY,
     lockMs: config.WORKER_LOCK_MS,
   });
   worker.on('error', (error) => log.warn({ err: error }, 'worker connection problem; waiting for Redis'));
   worker.on('failed', (job, error) => log.error({ err: error, eventId: job?.data.eventId }, 'event job failed'));
   const producer = createBullProducer(settings);
-  const relay = startOutboxRelay(store, producer.eventQueue, log);
+  const relay = startOutboxRelay(store, producer, log);
 
   const metricsServer = config.WORKER_METRICS_PORT === undefined ? undefined : createServer((request, response) => {
     if (request.url !== '/metrics') return response.writeHead(404).end();
@@ -37,9 +37,8 @@ async function main(config: Config) {
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
     await worker.close(); // takes no new jobs, waits for the running ones
     await relay.stop();
-    await producer.eventQueue.close();
+    await producer.close();
     await delivery.poster.close();
-    connection.disconnect();
     metricsServer?.close();
     await store.close();
   });

@@ -3,7 +3,7 @@ import { createBullBoard } from '@bull-board/api';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Queue, Worker } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { EventJobHandler, EventQueue } from './eventQueue.js';
 
 export const EVENTS_QUEUE = 'events';
@@ -22,11 +22,12 @@ export interface BullSettings {
  * command), so requests never wait on Redis; the outbox keeps what could not be enqueued.
  */
 export function createBullProducer({ redisUrl, prefix }: BullSettings) {
-  const connection = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
-  connection.on('error', () => {}); // reported through failed enqueues and /readyz, not as crashes
-  const queue = new Queue(EVENTS_QUEUE, { connection, prefix });
-  queue.on('error', () => {});
-  const eventQueue: EventQueue = {
+  const queue = new Queue(EVENTS_QUEUE, {
+    connection: { ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 },
+    prefix,
+  });
+  queue.on('error', () => {}); // reported through failed enqueues and /readyz, not as crashes
+  const producer: EventQueue = {
     async enqueue(eventIds) {
       await queue.addBulk(
         eventIds.map((eventId) => ({ name: JOB_NAME, data: { eventId }, opts: { jobId: eventId, attempts: 1, ...KEEP } })),
@@ -37,19 +38,22 @@ export function createBullProducer({ redisUrl, prefix }: BullSettings) {
       return Object.values(counts).reduce((sum, count) => sum + count, 0);
     },
     async ping() {
-      await connection.ping();
+      await ((await queue.client) as unknown as Redis).ping();
     },
-    async close() {
-      await queue.close();
-      connection.disconnect();
-    },
+    close: () => queue.close(),
   };
-  return { eventQueue, queue };
+  return producer;
 }
 
-/** Bull Board at /admin/queues; the caller puts it behind the internal token. */
-export function bullBoard(queue: Queue) {
+/**
+ * Bull Board at /admin/queues; the caller puts it behind the internal token. It gets a connection
+ * of its own: the producer's fail-fast connection is for the request path, not for an operator's page.
+ */
+export function bullBoard({ redisUrl, prefix }: BullSettings) {
   return async (app: FastifyInstance) => {
+    const queue = new Queue(EVENTS_QUEUE, { connection: redisOptions(redisUrl), prefix });
+    queue.on('error', () => {});
+    app.addHook('onClose', () => queue.close());
     const serverAdapter = new FastifyAdapter();
     createBullBoard({ queues: [new BullMQAdapter(queue)], serverAdapter });
     serverAdapter.setBasePath('/admin/queues');
@@ -62,20 +66,34 @@ export function bullBoard(queue: Queue) {
  * killed, loop blocked) is run once more so hooks not yet claimed still get their POST; the
  * claims keep the ones already sent from being sent again.
  */
+/**
+ * Connection options rather than a shared client, so BullMQ owns each connection and closes it
+ * cleanly with its queue or worker.
+ */
+function redisOptions(url: string): RedisOptions {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(parsed.port || 6379),
+    username: decodeURIComponent(parsed.username) || undefined,
+    password: decodeURIComponent(parsed.password) || undefined,
+    db: Number(parsed.pathname.slice(1) || 0),
+    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+  };
+}
+
 export function startBullWorker(
   { redisUrl, prefix }: BullSettings,
   handler: EventJobHandler,
   options: { concurrency: number; lockMs: number },
 ) {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  connection.on('error', () => {});
   const worker = new Worker<{ eventId: string }>(EVENTS_QUEUE, (job) => handler(job.data.eventId), {
-    connection,
+    connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
     prefix,
     concurrency: options.concurrency,
     lockDuration: options.lockMs,
     stalledInterval: options.lockMs,
     maxStalledCount: 1,
   });
-  return { worker, connection };
+  return worker;
 }
