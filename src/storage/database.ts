@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { unavailable } from '../domain/errors.js';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -20,32 +21,49 @@ export interface Database extends Sql {
   close(): Promise<void>;
 }
 
+/**
+ * Errors that mean the server could not be reached or dropped us: the request gets a clean 503
+ * and may be retried; nothing it asked for was committed.
+ */
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);
+
+function isConnectionError(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  if (code && (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test(message ?? '');
+}
+
+const asUnavailable = (error: unknown): never => {
+  throw isConnectionError(error) ? unavailable() : error;
+};
+
 // Postgres returns bigint counts and timestamps as strings/dates; keep timestamps as Date on both engines.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export function openPostgres(url: string, options: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 5_000 });
+  // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
   const adapt = (client: pg.Pool | pg.PoolClient): Sql => ({
     query: async (text, params) => {
-      const result = await client.query(text, params);
+      const result = await client.query(text, params).catch(asUnavailable);
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     },
     exec: async (text) => {
-      await client.query(text);
+      await client.query(text).catch(asUnavailable);
     },
   });
   return {
     engine: 'postgres',
     ...adapt(pool),
     async transaction(work) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(asUnavailable);
       let broken = false;
       try {
-        await client.query('BEGIN');
+        await client.query('BEGIN').catch(asUnavailable);
         const result = await work(adapt(client));
-        await client.query('COMMIT');
+        await client.query('COMMIT').catch(asUnavailable);
         return result;
       } catch (error) {
         // A connection that cannot even roll back is dropped instead of going back to the pool.
