@@ -1,0 +1,94 @@
+import pg from 'pg';
+import { expect } from 'vitest';
+import { INTERNAL_TOKEN } from './app.js';
+import { client } from './client.js';
+import { createPostgresDatabase } from './databases.js';
+import { redisForTest, startProcess, startWeb, stopAllProcesses, type ServiceProcess } from './processes.js';
+import { startReceiver } from './receiver.js';
+
+/**
+ * The production shape for a test file: PostgreSQL (fresh database), Redis (own key prefix), a
+ * web process that only produces, worker processes, and an HTTPS receiver whose per-path delay
+ * the test sets. `stop()` removes all of it.
+ */
+export async function startBullStack(options: { workers: number; env?: Record<string, string> }) {
+  const redis = redisForTest();
+  const database = await createPostgresDatabase();
+  const delayMs: Record<string, number> = {};
+  const receiver = await startReceiver({ respond: (request) => ({ delayMs: delayMs[request.path] ?? 0 }) });
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_LOCK_MS: '2000',
+    SHUTDOWN_GRACE_MS: '8000',
+    ...options.env,
+  };
+  const web = await startWeb(env);
+  const http = client(web.url);
+  const api = http.api(await http.newKey('acme'));
+  const workers: ServiceProcess[] = [];
+  const startWorker = () => {
+    const worker = startProcess('worker', env);
+    workers.push(worker);
+    return worker;
+  };
+  for (let i = 0; i < options.workers; i++) startWorker();
+  let phone = 4155551000;
+
+  const received = (path: string) => receiver.requests.filter((request) => request.path === path);
+
+  return {
+    web,
+    http,
+    api,
+    env,
+    redis,
+    workers,
+    startWorker,
+    delayMs,
+    receiver,
+    received,
+    /** How many POSTs each event got at `path`; at most once means every count is 1. */
+    countsPerDelivery(path: string) {
+      const counts = new Map<string, number>();
+      for (const request of received(path)) {
+        const id = String(request.headers['webhook-id']);
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+      return counts;
+    },
+    async subscribe(path: string, event = 'new_contact') {
+      const created = await api('POST', '/hooks', { event, target_url: `${receiver.url}${path}` });
+      expect(created.status).toBe(201);
+      return created.body.id as string;
+    },
+    /** Upserts `count` new phones (one `new_contact` event each); returns the contact ids. */
+    async newContacts(count: number) {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const upserted = await api('POST', '/contacts', { phone: `+1${phone++}` });
+        expect(upserted.body.action).toBe('inserted');
+        ids.push(upserted.body.contact_id);
+      }
+      return ids;
+    },
+    async sql(text: string, params: unknown[] = []) {
+      const connection = new pg.Client({ connectionString: database.url });
+      await connection.connect();
+      try {
+        return (await connection.query(text, params)).rows;
+      } finally {
+        await connection.end();
+      }
+    },
+    async stop() {
+      await stopAllProcesses();
+      await receiver.close();
+      await redis.cleanup();
+      await database.drop();
+    },
+  };
+}
