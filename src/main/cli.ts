@@ -64,11 +64,13 @@ interface KeyBackend {
   revoke(keyId: string): Promise<boolean>;
 }
 
-const KEY_ERRORS: Record<string, string> = {
+const ERROR_MESSAGES: Record<string, string> = {
   invalid_source: 'invalid --source: use a short lowercase label without spaces (a-z, 0-9, "_", ".", "-"; at most 64 characters), such as "zapier"',
   invalid_account: 'invalid --account: it must be a non-empty id of at most 128 characters',
+  // The storage layer reports a database it cannot reach as this code.
+  unavailable: 'the database is unavailable: is the PostgreSQL server at DATABASE_URL running and reachable?',
 };
-const describeError = (code: string) => KEY_ERRORS[code] ?? `the request was refused (${code})`;
+const describeError = (code: string) => ERROR_MESSAGES[code] ?? `the request was refused (${code})`;
 
 const toListed = (key: ApiKeyRow | ListedKey): ListedKey => ({
   id: key.id,

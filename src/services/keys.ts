@@ -2,11 +2,14 @@ import { DEFAULT_KEY_SOURCE, hashApiKey, newApiKey, SOURCE_SHAPE } from '../doma
 import { badRequest } from '../domain/errors.js';
 import type { Store } from '../storage/store.js';
 
+const MAX_KEY_NAME_LENGTH = 200;
+
 /** Issues a key for an account. The key itself is returned once, here; only its hash is stored. */
 export async function issueApiKey(store: Store, accountId: string, options: { source?: string | undefined; name?: string | undefined }) {
   const source = options.source ?? DEFAULT_KEY_SOURCE;
   if (!SOURCE_SHAPE.test(source)) throw badRequest('invalid_source');
   if (accountId.trim() === '' || accountId.length > 128) throw badRequest('invalid_account');
+  if (options.name !== undefined && options.name.length > MAX_KEY_NAME_LENGTH) throw badRequest('invalid_name');
   const key = newApiKey();
   const row = await store.keys.create(accountId, hashApiKey(key), source, options.name);
   return { id: row.id, key, account_id: row.account_id, source: row.source, created_at: row.created_at };
