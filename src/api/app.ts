@@ -1,11 +1,18 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { OpenAPIV3 } from 'openapi-types';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, unavailable } from '../domain/errors.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventQueue } from '../queue/eventQueue.js';
 import type { Store } from '../storage/store.js';
@@ -37,18 +44,24 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     bodyLimit: BODY_LIMIT,
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
     maxParamLength: 128,
-    // The router's own refusals come before any error handler, so they are mapped here to `{"error": code}`.
-    frameworkErrors: (error, _request, reply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.status(404).send({ error: 'not_found' });
-      if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send({ error: 'invalid_request' });
-      return reply.status(500).send({ error: 'internal' });
-    },
+    frameworkErrors: routerErrors((request, reply, route) => recordRequest(request, reply, route)),
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    return503OnClosing: false, // answered below, in the service's own error shape
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+
+  // While draining for shutdown, requests on kept-alive connections are turned away cleanly.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw unavailable();
+  });
 
   // JSON only: any other body type is 415 unsupported_media_type.
   app.removeAllContentTypeParsers();
@@ -67,14 +80,14 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   });
 
   // One log line per request; headers (and so keys) are never logged.
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+  const recordRequest = (request: FastifyRequest, reply: FastifyReply, route: string) => {
     metrics.httpDuration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
     request.log.info(
       { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
       'request',
     );
-  });
+  };
+  app.addHook('onResponse', async (request, reply) => recordRequest(request, reply, request.routeOptions.url ?? 'unmatched'));
 
   await app.register(swagger, {
     openapi: {
@@ -105,13 +118,17 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     { prefix: '/api/v1' },
   );
 
-  await app.register(
-    async (internal) => {
-      internal.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN));
-      await internal.register(internalRoutes(deps));
-    },
-    { prefix: '/internal/v1' },
-  );
+  // Without a token the first-party API is not mounted at all, so no method or path under it
+  // (405, a bad path) gives away that it exists: everything there is a plain 404.
+  if (config.INTERNAL_API_TOKEN) {
+    await app.register(
+      async (internal) => {
+        internal.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN));
+        await internal.register(internalRoutes(deps));
+      },
+      { prefix: '/internal/v1' },
+    );
+  }
 
   if (admin) {
     await app.register(async (scope) => {
@@ -131,6 +148,19 @@ function openApiDocument(document: OpenAPIV3.Document) {
   const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
   return { ...document, paths };
 }
+
+/**
+ * The router's own refusals (a path that does not decode, a segment too long to be any id) come
+ * before every hook and the error handler, so they are answered as `{"error": code}` and logged here.
+ */
+const routerErrors =
+  (record: (request: FastifyRequest, reply: FastifyReply, route: string) => void) =>
+  (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const [status, code] =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [404, 'not_found'] : error.code === 'FST_ERR_BAD_URL' ? [400, 'invalid_request'] : [500, 'internal'];
+    reply.status(status).send({ error: code });
+    record(request, reply, 'unmatched');
+  };
 
 function containsNul(value: unknown): boolean {
   const pending = [value];

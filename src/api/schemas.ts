@@ -13,10 +13,14 @@ const code = (missing: string, wrongType = 'invalid_request') => ({
 
 export const errorBody = z.object({ error: z.string() }).meta({ id: 'Error' });
 
+// Automation platforms send null for empty fields: null is read as absent.
 export const contactInput = z.object({
-  phone: z.string(code('missing_phone')).meta({ description: 'E.164 preferred; read in DEFAULT_COUNTRY without a leading +' }),
-  name: z.string().optional(),
-  email: z.string().optional(),
+  phone: z
+    .string(code('missing_phone'))
+    .nullable()
+    .meta({ description: 'E.164 preferred; read in DEFAULT_COUNTRY without a leading +' }),
+  name: z.string().nullish(),
+  email: z.string().nullish(),
 });
 
 export const upsertResult = z.object({
@@ -73,7 +77,11 @@ export const deliveryList = z.object({
 // First-party (/internal/v1) schemas.
 // No control characters: an account id is an identifier, and PostgreSQL text cannot hold NUL.
 export const accountParam = z.object({ account_id: z.string().min(1).max(128).regex(/^[^\u0000-\u001f\u007f]+$/) });
-export const keyInput = z.object({ source: z.string().optional(), name: z.string().max(200).optional() }).default({});
+// Fastify validates a missing body as null, so a default alone would never apply: no body means {}.
+export const keyInput = z
+  .object({ source: z.string().optional(), name: z.string().optional() })
+  .nullish()
+  .transform((body) => body ?? {});
 export const apiKey = z.object({
   id: z.uuid(),
   account_id: z.string(),

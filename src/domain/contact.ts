@@ -9,9 +9,9 @@ export type ContactField = (typeof CONTACT_FIELDS)[number];
 export type SkipReason = 'invalid_phone' | 'invalid_name' | 'invalid_email' | 'owner_edited';
 
 export interface ContactInput {
-  phone?: string | undefined;
-  name?: string | undefined;
-  email?: string | undefined;
+  phone?: string | null | undefined;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
 }
 
 /** Input that passed validation: phone in E.164, blank optional fields dropped. */

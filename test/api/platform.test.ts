@@ -1,0 +1,200 @@
+import type { FastifyInstance } from 'fastify';
+import type { OpenAPIV3 } from 'openapi-types';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../src/api/app.js';
+import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
+import { openPglite, openPostgres } from '../../src/storage/database.js';
+import { createStore } from '../../src/storage/store.js';
+import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
+import { engines, type Engine } from '../support/databases.js';
+import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
+
+const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }) });
+
+/** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
+async function unreachableStore(engine: Engine) {
+  if (engine === 'postgres') return createStore(openPostgres('postgres://postgres@127.0.0.1:1/none', { max: 1 }));
+  const db = await openPglite(undefined);
+  await db.close();
+  return createStore({ ...db, close: async () => {} });
+}
+
+describe.each(engines())('platform endpoints on %s', (engine) => {
+  let t: TestApp;
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    t = await openTestApp(engine);
+    app = t.app;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('health', () => {
+    it('answers /healthz 200 without a key', async () => {
+      const response = await app.inject({ method: 'GET', url: '/healthz' });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toStrictEqual({ ok: true });
+    });
+
+    it('answers /readyz 200 with storage ok', async () => {
+      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
+    });
+
+    it('answers /readyz 503 when storage does not answer, while /healthz stays 200', async () => {
+      const store = await unreachableStore(engine);
+      const down = await buildApp({ config: testConfig(), store, queue: silentQueue() });
+      try {
+        const ready = await down.inject({ method: 'GET', url: '/readyz' });
+        expect(ready.statusCode).toBe(503);
+        expect(ready.json()).toStrictEqual({ ok: false, storage: 'unavailable', queue: 'ok' });
+        expect((await down.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      } finally {
+        await down.close();
+        await store.close();
+      }
+    });
+  });
+
+  describe('OpenAPI and docs', () => {
+    let document: OpenAPIV3.Document;
+
+    beforeAll(async () => {
+      const response = await app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      document = response.json();
+    });
+
+    it('is an OpenAPI 3 document', () => {
+      expect(document.openapi).toMatch(/^3\.\d+\.\d+$/);
+      expect(document.info.title).toEqual(expect.any(String));
+    });
+
+    it('describes the public API: contacts, hooks and hooks/{id}', () => {
+      const paths = Object.keys(document.paths);
+      expect(paths).toEqual(expect.arrayContaining(['/api/v1/contacts', '/api/v1/hooks', '/api/v1/hooks/{id}']));
+      expect(Object.keys(document.paths['/api/v1/hooks']!).sort()).toStrictEqual(['get', 'post']);
+      expect(Object.keys(document.paths['/api/v1/hooks/{id}']!)).toContain('delete');
+    });
+
+    it('leaves out /internal and operator paths', () => {
+      const paths = Object.keys(document.paths);
+      expect(paths.filter((path) => !path.startsWith('/api/v1/'))).toStrictEqual([]);
+      expect(JSON.stringify(document)).not.toContain('/internal');
+    });
+
+    it('takes its request schemas from the routes: the contact body requires phone', () => {
+      const body = document.paths['/api/v1/contacts']!.post!.requestBody as OpenAPIV3.RequestBodyObject;
+      const schema = body.content['application/json']!.schema as OpenAPIV3.SchemaObject;
+      expect(schema.required).toStrictEqual(['phone']);
+      expect(Object.keys(schema.properties ?? {}).sort()).toStrictEqual(['email', 'name', 'phone']);
+    });
+
+    it('serves a docs page at /docs', async () => {
+      let response = await app.inject({ method: 'GET', url: '/docs' });
+      if (response.statusCode >= 300 && response.statusCode < 400) {
+        const location = new URL(String(response.headers.location), 'http://localhost/docs');
+        expect(location.pathname.startsWith('/docs')).toBe(true);
+        response = await app.inject({ method: 'GET', url: location.pathname });
+      }
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+      expect(response.body).toContain('Swagger UI');
+    });
+  });
+
+  describe('metrics', () => {
+    it('serves Prometheus text with http_request_duration_seconds by route and status', async () => {
+      await app.inject({ method: 'GET', url: '/healthz' });
+      const response = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
+      const healthz = response.body
+        .split('\n')
+        .filter((line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/healthz"'));
+      expect(healthz).toHaveLength(1);
+      expect(healthz[0]).toContain('method="GET"');
+      expect(healthz[0]).toContain('status="200"');
+      expect(Number(healthz[0]!.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
+    });
+  });
+
+  describe('request logs', () => {
+    let lines: string[];
+    let logged: FastifyInstance;
+
+    beforeAll(async () => {
+      lines = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+      logged = await buildApp({ config: testConfig(), store: t.store, queue: silentQueue(), logger });
+    });
+    afterAll(async () => {
+      await logged?.close();
+    });
+
+    it('writes one JSON line per request with method, route, status and durationMs, and never a key or the Authorization header', async () => {
+      const key = await newKey(t.store, newAccount());
+      const requests = [
+        logged.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: { phone: '+14155550100' } }),
+        logged.inject({ method: 'GET', url: '/api/v1/hooks', headers: { authorization: `Bearer ${unknownKey}` } }),
+        logged.inject({ method: 'GET', url: '/api/v1/nope', headers: key.auth }),
+        logged.inject({ method: 'POST', url: `/internal/v1/accounts/${newAccount()}/keys`, headers: internalAuth, payload: {} }),
+        // Refused by the router itself, before any hook runs.
+        logged.inject({ method: 'DELETE', url: '/api/v1/hooks/%ZZ', headers: key.auth }),
+        logged.inject({ method: 'DELETE', url: `/api/v1/hooks/${'a'.repeat(300)}`, headers: key.auth }),
+      ];
+      const responses = [];
+      for (const request of requests) responses.push(await request);
+      const issuedKey: string = responses[3]!.json().key;
+      await vi.waitFor(() => expect(lines).toHaveLength(requests.length));
+
+      const entries = lines.map((line) => JSON.parse(line));
+      expect(lines.every((line) => line.endsWith('\n') && !line.trimEnd().includes('\n'))).toBe(true);
+      const byStatus = (a: { status: number; method: string }, b: { status: number; method: string }) =>
+        a.status - b.status || a.method.localeCompare(b.method);
+      expect(entries.map(({ method, route, status }) => ({ method, route, status })).sort(byStatus)).toStrictEqual([
+        { method: 'POST', route: '/api/v1/contacts', status: 200 },
+        { method: 'POST', route: '/internal/v1/accounts/:account_id/keys', status: 201 },
+        { method: 'DELETE', route: 'unmatched', status: 400 },
+        { method: 'GET', route: '/api/v1/hooks', status: 401 },
+        { method: 'DELETE', route: 'unmatched', status: 404 },
+        { method: 'GET', route: 'unmatched', status: 404 },
+      ]);
+      for (const entry of entries) {
+        expect(entry.durationMs).toEqual(expect.any(Number));
+        expect(entry.durationMs).toBeGreaterThanOrEqual(0);
+      }
+
+      const all = lines.join('');
+      for (const secret of [key.key, key.key.slice(4), unknownKey, issuedKey, INTERNAL_TOKEN]) expect(all).not.toContain(secret);
+      expect(all.toLowerCase()).not.toContain('authorization');
+      expect(all.toLowerCase()).not.toContain('bearer');
+    });
+
+    it('logs a storage failure without the key or the header either', async () => {
+      const broken = await openTestApp(engine);
+      const brokenLines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void brokenLines.push(line) });
+      const brokenApp = await buildApp({ config: testConfig(), store: broken.store, queue: silentQueue(), logger });
+      try {
+        const key = await newKey(broken.store, newAccount());
+        await broken.db.exec('DROP TABLE contacts');
+        const response = await brokenApp.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: { phone: '+14155550100' } });
+        expect(response.statusCode).toBe(500);
+        await vi.waitFor(() => expect(brokenLines.some((line) => JSON.parse(line).msg === 'request')).toBe(true));
+        const all = brokenLines.join('');
+        expect(all).not.toContain(key.key);
+        expect(all.toLowerCase()).not.toContain('bearer');
+      } finally {
+        await brokenApp.close();
+        await broken.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { planUpdate, validateContact, validateOwnerEdit, type StoredContact } from '../../src/domain/contact.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { normalisePhone } from '../../src/domain/phone.js';
+
+/** The code of the DomainError a call throws, so each test names the exact error. */
+function errorCode(work: () => unknown): string {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof DomainError) return `${error.status} ${error.code}`;
+    throw error;
+  }
+  throw new Error('expected a DomainError, nothing was thrown');
+}
+
+const stored = (overrides: Partial<StoredContact> = {}): StoredContact => ({
+  id: '00000000-0000-4000-8000-000000000001',
+  phone: '+14155550100',
+  name: 'Stored Name',
+  email: 'stored@example.com',
+  source: 'zapier',
+  ownerFields: [],
+  ...overrides,
+});
+
+describe('normalisePhone', () => {
+  it.each(['+1 (415) 555-0100', '+14155550100', '415-555-0100', '(415) 555 0100', '  +1 415.555.0100  '])(
+    'reads %j as +14155550100 in US',
+    (raw) => {
+      expect(normalisePhone(raw, 'US')).toBe('+14155550100');
+    },
+  );
+
+  it('reads a number without + in the default country', () => {
+    expect(normalisePhone('020 7946 0000', 'GB')).toBe('+442079460000');
+    expect(normalisePhone('020 7946 0000', 'US')).toBeUndefined();
+  });
+
+  it('ignores the default country when the number carries its own code', () => {
+    expect(normalisePhone('+44 20 7946 0000', 'US')).toBe('+442079460000');
+  });
+
+  it.each(['123', '+1 555', 'not a phone', '+999 123456789', '1'.repeat(30)])('refuses the impossible number %j', (raw) => {
+    expect(normalisePhone(raw, 'US')).toBeUndefined();
+  });
+});
+
+describe('validateContact', () => {
+  it.each([undefined, '', '   ', '\t\n'])('rejects the blank phone %j as 400 missing_phone', (phone) => {
+    expect(errorCode(() => validateContact({ phone, name: 'Ann' }, 'US'))).toBe('400 missing_phone');
+  });
+
+  it('skips an impossible phone as invalid_phone, with no phone to match', () => {
+    expect(validateContact({ phone: '123', name: 'Ann' }, 'US')).toStrictEqual({ skip: 'invalid_phone' });
+  });
+
+  it('gives the three spellings of one US number the same E.164 phone', () => {
+    const phones = ['+1 (415) 555-0100', '+14155550100', '415-555-0100'].map((phone) => validateContact({ phone }, 'US'));
+    expect(phones).toStrictEqual(Array(3).fill({ phone: '+14155550100', fields: {} }));
+  });
+
+  it('trims name and email and keeps them', () => {
+    expect(validateContact({ phone: '+14155550100', name: '  Ann Lee ', email: ' ann@example.com ' }, 'US')).toStrictEqual({
+      phone: '+14155550100',
+      fields: { name: 'Ann Lee', email: 'ann@example.com' },
+    });
+  });
+
+  it('drops an empty or blank name and email instead of writing them', () => {
+    expect(validateContact({ phone: '+14155550100', name: '', email: '   ' }, 'US')).toStrictEqual({ phone: '+14155550100', fields: {} });
+  });
+
+  it.each(['not-an-email', 'a@b', 'two@@example.com', 'sp ace@example.com', `${'a'.repeat(250)}@example.com`])(
+    'skips the email %j as invalid_email, keeping the phone to match',
+    (email) => {
+      expect(validateContact({ phone: '415-555-0100', email }, 'US')).toStrictEqual({ skip: 'invalid_email', phone: '+14155550100' });
+    },
+  );
+
+  it('skips a name over 256 characters as invalid_name', () => {
+    expect(validateContact({ phone: '+14155550100', name: 'x'.repeat(257) }, 'US')).toStrictEqual({
+      skip: 'invalid_name',
+      phone: '+14155550100',
+    });
+    expect(validateContact({ phone: '+14155550100', name: 'x'.repeat(256) }, 'US')).toStrictEqual({
+      phone: '+14155550100',
+      fields: { name: 'x'.repeat(256) },
+    });
+  });
+});
+
+describe('planUpdate', () => {
+  it('updates every field sent when the owner holds none', () => {
+    const plan = planUpdate(stored(), { phone: '+14155550100', fields: { name: 'New', email: 'new@example.com' } });
+    expect(plan).toStrictEqual({ kind: 'update', changes: { name: 'New', email: 'new@example.com' } });
+  });
+
+  it('leaves an owner-held field out of the changes and writes the others', () => {
+    const plan = planUpdate(stored({ ownerFields: ['name'] }), { phone: '+14155550100', fields: { name: 'New', email: 'new@example.com' } });
+    expect(plan).toStrictEqual({ kind: 'update', changes: { email: 'new@example.com' } });
+  });
+
+  it('skips as owner_edited when every field sent is owner-held', () => {
+    expect(planUpdate(stored({ ownerFields: ['name'] }), { phone: '+14155550100', fields: { name: 'New' } })).toStrictEqual({
+      kind: 'skip',
+      reason: 'owner_edited',
+    });
+    expect(
+      planUpdate(stored({ ownerFields: ['email', 'name'] }), { phone: '+14155550100', fields: { name: 'New', email: 'n@example.com' } }),
+    ).toStrictEqual({ kind: 'skip', reason: 'owner_edited' });
+  });
+
+  it('changes nothing, without skipping, when only the phone is sent', () => {
+    expect(planUpdate(stored({ ownerFields: ['name', 'email'] }), { phone: '+14155550100', fields: {} })).toStrictEqual({
+      kind: 'update',
+      changes: {},
+    });
+  });
+
+  it('never carries an absent field into the changes, so a stored value is never blanked', () => {
+    const plan = planUpdate(stored(), { phone: '+14155550100', fields: { email: 'new@example.com' } });
+    expect(plan).toStrictEqual({ kind: 'update', changes: { email: 'new@example.com' } });
+  });
+});
+
+describe('validateOwnerEdit', () => {
+  it('refuses an edit with no field as invalid_request', () => {
+    expect(errorCode(() => validateOwnerEdit({}))).toBe('400 invalid_request');
+  });
+
+  it('trims the values it keeps', () => {
+    expect(validateOwnerEdit({ name: '  Ann  ', email: ' ann@example.com ' })).toStrictEqual({ name: 'Ann', email: 'ann@example.com' });
+  });
+
+  it('turns null or a blank value into a clear (null)', () => {
+    expect(validateOwnerEdit({ name: null, email: '  ' })).toStrictEqual({ name: null, email: null });
+  });
+
+  it('keeps only the fields given', () => {
+    expect(validateOwnerEdit({ email: 'ann@example.com' })).toStrictEqual({ email: 'ann@example.com' });
+  });
+
+  it('refuses an invalid email as invalid_email', () => {
+    expect(errorCode(() => validateOwnerEdit({ email: 'nope' }))).toBe('400 invalid_email');
+  });
+
+  it('refuses a name over 256 characters as invalid_name', () => {
+    expect(errorCode(() => validateOwnerEdit({ name: 'x'.repeat(257) }))).toBe('400 invalid_name');
+  });
+});
