@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
@@ -28,11 +30,42 @@ function classify(error: FastifyError | DomainError): { status: number; code: st
   return { status: 500, code: 'internal' };
 }
 
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line or header, headers too large, a
+ * body without framing, a request timeout) never reach routing or the error handler; they are
+ * answered here in the same `{"error": code}` shape, and the connection is closed, as Node does.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large']
+        : [400, 'invalid_request'];
+  if (socket.writable) {
+    const body = JSON.stringify({ error: code });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 /** The one place errors become responses: `{"error": code}`, never a stack trace or internals. */
 export function registerErrorHandling(app: FastifyInstance) {
+  // Fastify takes a client error handler only as a constructor option, and its default answers
+  // `{"error":"Bad Request","message":...,"statusCode":400}`; its listener is replaced by ours.
+  app.server.removeAllListeners('clientError');
+  app.server.on('clientError', clientErrorHandler);
+
   const patterns: Array<{ regex: RegExp; methods: Set<string> }> = [];
   app.addHook('onRoute', (route) => {
-    const regex = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}/?$`);
+    // Exact paths only: the router does not ignore a trailing slash or read `.` as a wildcard, so
+    // a 405 must not either (it would list as allowed the very method it refuses).
+    const path = route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+    const regex = new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
     const methods = [route.method].flat();
     const existing = patterns.find((pattern) => pattern.regex.source === regex.source);
     if (existing) methods.forEach((method) => existing.methods.add(method));

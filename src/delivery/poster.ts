@@ -22,8 +22,6 @@ export interface PosterOptions {
   maxResponseBytes?: number;
   /** Extra TLS options for tests; production relies on NODE_EXTRA_CA_CERTS. */
   connect?: { ca?: string | Buffer };
-  /** Per-origin socket cap. Default 16. */
-  connections?: number;
 }
 
 export interface Poster {
@@ -78,8 +76,10 @@ export function createPoster(options: PosterOptions): Poster {
   const maxResponseBytes = options.maxResponseBytes ?? 4096;
   const connectOptions: buildConnector.BuildOptions = { ...options.connect, timeout: options.timeoutMs };
   // No retry or redirect interceptor is composed onto this Agent, so each post() is one attempt.
+  // No per-origin socket cap: many subscriptions share one host (hooks.zapier.com), and a cap
+  // would let one slow or dead target there hold back all the others. Total parallel POSTs are
+  // already bounded by the worker's concurrency.
   const agent = new Agent({
-    connections: options.connections ?? 16,
     connect: options.allowPrivateNetworks ? connectOptions : createGuardedConnector(connectOptions),
   });
 

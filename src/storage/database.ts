@@ -45,29 +45,38 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
-  const adapt = (client: pg.Pool | pg.PoolClient): Sql => ({
-    query: async (text, params) => {
-      const result = await client.query(text, params).catch(asUnavailable);
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-    },
-    exec: async (text) => {
-      await client.query(text).catch(asUnavailable);
-    },
-  });
+  const adapt = (client: pg.Pool | pg.PoolClient, onConnectionLost = () => {}): Sql => {
+    const failed = (error: unknown): never => {
+      if (isConnectionError(error)) onConnectionLost();
+      return asUnavailable(error);
+    };
+    return {
+      query: async (text, params) => {
+        const result = await client.query(text, params).catch(failed);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      },
+      exec: async (text) => {
+        await client.query(text).catch(failed);
+      },
+    };
+  };
   return {
     engine: 'postgres',
     ...adapt(pool),
     async transaction(work) {
       const client = await pool.connect().catch(asUnavailable);
       let broken = false;
+      const tx = adapt(client, () => (broken = true));
       try {
-        await client.query('BEGIN').catch(asUnavailable);
-        const result = await work(adapt(client));
-        await client.query('COMMIT').catch(asUnavailable);
+        await tx.query('BEGIN');
+        const result = await work(tx);
+        await tx.query('COMMIT');
         return result;
       } catch (error) {
-        // A connection that cannot even roll back is dropped instead of going back to the pool.
-        await client.query('ROLLBACK').catch(() => (broken = true));
+        // A lost or silent connection is dropped without a ROLLBACK: the server rolls back a
+        // transaction whose connection goes, and a ROLLBACK would only queue behind the query
+        // that never answered, for another query_timeout. One that cannot roll back is dropped too.
+        if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
         throw error;
       } finally {
         client.release(broken);
