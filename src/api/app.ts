@@ -17,7 +17,7 @@ import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventQueue } from '../queue/eventQueue.js';
 import type { Store } from '../storage/store.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
-import { registerErrorHandling } from './errors.js';
+import { clientErrorHandler, registerErrorHandling } from './errors.js';
 import { contactRoutes } from './routes/contacts.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -44,6 +44,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     bodyLimit: BODY_LIMIT,
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
     maxParamLength: 128,
+    clientErrorHandler,
     frameworkErrors: routerErrors((request, reply, route) => recordRequest(request, reply, route)),
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false, // answered below, in the service's own error shape

@@ -55,11 +55,6 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
 
 /** The one place errors become responses: `{"error": code}`, never a stack trace or internals. */
 export function registerErrorHandling(app: FastifyInstance) {
-  // Fastify takes a client error handler only as a constructor option, and its default answers
-  // `{"error":"Bad Request","message":...,"statusCode":400}`; its listener is replaced by ours.
-  app.server.removeAllListeners('clientError');
-  app.server.on('clientError', clientErrorHandler);
-
   const patterns: Array<{ regex: RegExp; methods: Set<string> }> = [];
   app.addHook('onRoute', (route) => {
     // Exact paths only: the router does not ignore a trailing slash or read `.` as a wildcard, so
