@@ -1,11 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, engines } from './support/databases.js';
+import { freePort } from './support/processes.js';
 
 /**
  * The `contact-hooks` bin as a real child process, on PGlite in DATA_DIR (alone, and beside a
@@ -106,15 +106,6 @@ const listKeys = async (env: Record<string, string>, account: string) => {
   }
   return { keys: listed.keys, stdout: run.stdout };
 };
-
-async function freePort() {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 interface Server {
   child: ChildProcess;

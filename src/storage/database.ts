@@ -66,6 +66,10 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
     async transaction(work) {
       const client = await pool.connect().catch(asUnavailable);
       let broken = false;
+      // A checked-out client whose connection drops between two queries emits 'error'; unheard,
+      // that event would crash the process. The transaction's next query fails and says so.
+      const markBroken = () => (broken = true);
+      client.on('error', markBroken);
       const tx = adapt(client, () => (broken = true));
       try {
         await tx.query('BEGIN');
@@ -79,6 +83,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
         if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
         throw error;
       } finally {
+        client.off('error', markBroken);
         client.release(broken);
       }
     },

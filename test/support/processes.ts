@@ -39,13 +39,21 @@ export function startProcess(entry: 'web' | 'worker', env: Record<string, string
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal!)));
+  let stopping = false;
+  const exited = new Promise<number | NodeJS.Signals>((resolve) =>
+    child.on('exit', (code, signal) => {
+      // A service that dies on its own is a finding: show why, whatever the test then reports.
+      if (!stopping && code !== 0) console.error(`[${entry} ${child.pid}] exited with ${code ?? signal}:\n${output.slice(-4000)}`);
+      resolve(code ?? signal!);
+    }),
+  );
   const service: ServiceProcess = {
     child,
     pid: child.pid!,
     output: () => output,
     exited,
     async stop(signal = 'SIGTERM') {
+      stopping = true;
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const result = await exited;
       running.delete(service);
