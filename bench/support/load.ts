@@ -1,0 +1,75 @@
+import { performance } from 'node:perf_hooks';
+
+export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+export interface LoopResult {
+  ops: number;
+  errors: number;
+  seconds: number;
+  perSecond: number;
+  firstError?: string;
+}
+
+/**
+ * Closed loop: `concurrency` lanes each run `operation` back to back for `durationMs`. Only
+ * operations that finish inside the window count, so the figure is a steady-state rate.
+ */
+export async function closedLoop(concurrency: number, durationMs: number, operation: (lane: number) => Promise<void>): Promise<LoopResult> {
+  const started = performance.now();
+  const end = started + durationMs;
+  let ops = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const lane = async (index: number) => {
+    while (performance.now() < end) {
+      try {
+        await operation(index);
+        if (performance.now() <= end) ops++;
+      } catch (error) {
+        errors++;
+        firstError ??= String((error as Error)?.message ?? error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, index) => lane(index)));
+  const seconds = durationMs / 1000;
+  return { ops, errors, seconds, perSecond: ops / seconds, ...(firstError ? { firstError } : {}) };
+}
+
+/**
+ * Open loop: starts operation i at start + i/rate whether or not earlier ones finished (no
+ * coordinated omission), and passes it its scheduled start on the monotonic clock.
+ */
+export async function openLoop(rate: number, durationMs: number, operation: (index: number, scheduledAt: number) => Promise<void>) {
+  const total = Math.max(1, Math.round((rate * durationMs) / 1000));
+  const start = monotonicMs() + 5;
+  const running: Promise<void>[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  for (let i = 0; i < total; i++) {
+    const scheduledAt = start + (i * 1000) / rate;
+    const wait = scheduledAt - monotonicMs();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    running.push(
+      operation(i, scheduledAt).catch((error: unknown) => {
+        errors++;
+        firstError ??= String((error as Error)?.message ?? error);
+      }),
+    );
+  }
+  await Promise.all(running);
+  return { sent: total, errors, ...(firstError ? { firstError } : {}) };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function summarize(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+}
+
+export const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
