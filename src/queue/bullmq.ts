@@ -9,8 +9,11 @@ import type { EventJobHandler, EventQueue } from './eventQueue.js';
 export const EVENTS_QUEUE = 'events';
 const JOB_NAME = 'deliver-event';
 
-/** Completed jobs stay a day (Bull Board, and job-id dedupe of a repeated enqueue); failed ones a week. */
-const KEEP = { removeOnComplete: { age: 86_400, count: 100_000 }, removeOnFail: { age: 7 * 86_400 } };
+/**
+ * What Redis keeps for operators (Bull Board): the latest completed jobs, failed ones for a week.
+ * Kept jobs also make a repeated enqueue a no-op, but the delivery claims are what dedupe.
+ */
+const KEEP = { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: 7 * 86_400 } };
 
 export interface BullSettings {
   redisUrl: string;

@@ -37,7 +37,7 @@ export async function reportCall(
     { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
     events,
   );
-  if (!eventIds) return { conversation_id: conversationId, events: [] };
   await publishEvents(deps.queue, eventIds, deps.log);
-  return { conversation_id: conversationId, events: types };
+  // No ids for events that should fire means the conversation was reported before.
+  return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
 }

@@ -43,20 +43,22 @@ export function eventQueries(db: Sql) {
      * its account and type that existed when it fired and are not deleted.
      */
     async takeForDelivery(eventId: string) {
-      const { rows } = await db.query<StoredEvent>(
-        `UPDATE events SET relayed_at = coalesce(relayed_at, clock_timestamp()) WHERE id = $1
-         RETURNING id, account_id, event_type, data, created_at`,
+      // One round trip: this runs once per event on the delivery hot path.
+      const { rows } = await db.query<StoredEvent & { hook_id: string | null; target_url: string; secret: string }>(
+        `WITH taken AS (
+           UPDATE events SET relayed_at = coalesce(relayed_at, clock_timestamp()) WHERE id = $1
+           RETURNING id, account_id, event_type, data, created_at)
+         SELECT taken.*, h.id AS hook_id, h.target_url, h.secret FROM taken
+         LEFT JOIN hooks h ON h.account_id = taken.account_id AND h.event_type = taken.event_type
+           AND h.deleted_at IS NULL AND h.created_at <= taken.created_at
+         ORDER BY h.created_at`,
         [eventId],
       );
-      const event = rows[0];
-      if (!event) return undefined;
-      const hooks = await db.query<{ id: string; target_url: string; secret: string }>(
-        `SELECT id, target_url, secret FROM hooks
-         WHERE account_id = $1 AND event_type = $2 AND deleted_at IS NULL AND created_at <= $3
-         ORDER BY created_at`,
-        [event.account_id, event.event_type, event.created_at],
-      );
-      return { event, hooks: hooks.rows };
+      const [first] = rows;
+      if (!first) return undefined;
+      const { id, account_id, event_type, data, created_at } = first;
+      const hooks = rows.flatMap((row) => (row.hook_id ? [{ id: row.hook_id, target_url: row.target_url, secret: row.secret }] : []));
+      return { event: { id, account_id, event_type, data, created_at }, hooks };
     },
 
     /** Events written but never taken off a queue (Redis was away, or the process died). */
