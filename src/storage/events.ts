@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { EventType, PendingEvent } from '../domain/events.js';
+import type { EventType } from '../domain/events.js';
 import type { Sql } from './database.js';
 
 export interface StoredEvent {
@@ -8,22 +7,6 @@ export interface StoredEvent {
   event_type: EventType;
   data: Record<string, unknown>;
   created_at: Date;
-}
-
-/** Writes events into the outbox; call inside the transaction that caused them. */
-export async function insertEvents(tx: Sql, accountId: string, events: PendingEvent[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const event of events) {
-    const id = randomUUID();
-    await tx.query('INSERT INTO events (id, account_id, event_type, data) VALUES ($1, $2, $3, $4)', [
-      id,
-      accountId,
-      event.type,
-      JSON.stringify(event.data),
-    ]);
-    ids.push(id);
-  }
-  return ids;
 }
 
 export function eventQueries(db: Sql) {
