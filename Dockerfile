@@ -9,4 +9,4 @@ COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 ENV NODE_ENV=production
 EXPOSE 3000
-CMD ["node", "dist/src/main/web.js"]
+CMD ["npm", "run", "serve"]

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { startBullStack } from '../support/bullStack.js';
-import { sleep, waitUntil } from '../support/processes.js';
+import { freePort, sleep, startProcess, waitUntil } from '../support/processes.js';
 
 /**
  * The production shape: a web process that only produces, separate worker processes, Redis and
@@ -58,6 +58,19 @@ describe('delivery through BullMQ with separate workers', () => {
     expect(outcomes.every((row) => row.status === 'delivered')).toBe(true);
     stack.startWorker();
     await waitUntil(() => stack.received('/graceful').length === 3, 10_000);
+  });
+
+  it('serves a worker’s delivery metrics on WORKER_METRICS_PORT', async () => {
+    const port = await freePort();
+    const worker = startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port), HOST: '127.0.0.1' });
+    for (const other of stack.workers.splice(0)) await other.stop('SIGTERM');
+    stack.workers.push(worker);
+    await stack.subscribe('/metered');
+    await stack.newContacts(2);
+    await waitUntil(() => stack.received('/metered').length === 2, 10_000);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_deliveries_total\{outcome="delivered"\} 2/);
+    expect(metrics).toMatch(/webhook_delivery_duration_seconds_count 2/);
   });
 
   it('drains in-flight requests on SIGTERM of the web process and exits 0', async () => {

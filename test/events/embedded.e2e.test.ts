@@ -208,6 +208,15 @@ describe('events and delivery, embedded mode', () => {
     expect(received('/log')).toHaveLength(1);
   });
 
+  it('exposes deliveries by outcome, their latency, queue depth and HTTP durations in /metrics', async () => {
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
+    expect(metrics).toMatch(/webhook_deliveries_total\{outcome="failed"\} [1-9]/);
+    expect(metrics).toMatch(/webhook_delivery_duration_seconds_count [1-9]/);
+    expect(metrics).toMatch(/event_queue_depth \d+/);
+    expect(metrics).toMatch(/http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/contacts",status="200"\} [1-9]/);
+  });
+
   it('sends nothing to the hooks of a revoked key', async () => {
     const revocable = await http.call('POST', '/internal/v1/accounts/acme/keys', INTERNAL_TOKEN, { source: 'make' });
     await subscribe('new_contact', '/revoked', http.api(revocable.body.key));
