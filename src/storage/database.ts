@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { unavailable } from '../domain/errors.js';
 
@@ -40,6 +41,20 @@ const asUnavailable = (error: unknown): never => {
 // Postgres returns bigint counts and timestamps as strings/dates; keep timestamps as Date on both engines.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/**
+ * Every query is a named prepared statement, so the server parses and plans each SQL text once
+ * per connection instead of on every call. The name is derived from the text, so it is stable.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string) {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `q${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 export function openPostgres(url: string, options: { max?: number } = {}): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
@@ -52,7 +67,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
     };
     return {
       query: async (text, params) => {
-        const result = await client.query(text, params).catch(failed);
+        const result = await client.query({ name: statementName(text), text, values: params }).catch(failed);
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       },
       exec: async (text) => {
