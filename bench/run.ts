@@ -30,7 +30,7 @@ import {
 import { cpuPerOp, cpuSnapshot, foreignLoad, type CpuSnapshot } from './support/cpu.js';
 import { closedLoop, median, monotonicMs, openLoop, summarize, type LoopResult } from './support/load.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
-import { sleep, startService, waitUntil, type Service } from './support/services.js';
+import { sleep, startService, type Service } from './support/services.js';
 import { createCertificate } from './support/tls.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
-  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
@@ -17,7 +16,8 @@ import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventQueue } from '../queue/eventQueue.js';
 import type { Store } from '../storage/store.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
-import { clientErrorHandler, registerErrorHandling } from './errors.js';
+import { clientErrorHandler, registerErrorHandling, routerErrors } from './errors.js';
+import { acceptJsonBodiesOnly } from './jsonBody.js';
 import { contactRoutes } from './routes/contacts.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -64,21 +64,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     throw unavailable();
   });
 
-  // JSON only: any other body type is 415 unsupported_media_type.
-  app.removeAllContentTypeParsers();
-  // A bodiless DELETE or GET that still says application/json is fine; an empty POST fails validation.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body as string);
-    } catch {
-      return done(new DomainError('invalid_json', 400), undefined);
-    }
-    // PostgreSQL text cannot hold NUL: refused here as the client's error, not a 500 from storage.
-    if ((body as string).includes('\\u0000') && containsNul(parsed)) return done(new DomainError('invalid_request', 400), undefined);
-    done(null, parsed);
-  });
+  acceptJsonBodiesOnly(app);
 
   // One log line per request; headers (and so keys) are never logged.
   const recordRequest = (request: FastifyRequest, reply: FastifyReply, route: string) => {
@@ -148,27 +134,4 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
 function openApiDocument(document: OpenAPIV3.Document) {
   const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
   return { ...document, paths };
-}
-
-/**
- * The router's own refusals (a path that does not decode, a segment too long to be any id) come
- * before every hook and the error handler, so they are answered as `{"error": code}` and logged here.
- */
-const routerErrors =
-  (record: (request: FastifyRequest, reply: FastifyReply, route: string) => void) =>
-  (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const [status, code] =
-      error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [404, 'not_found'] : error.code === 'FST_ERR_BAD_URL' ? [400, 'invalid_request'] : [500, 'internal'];
-    reply.status(status).send({ error: code });
-    record(request, reply, 'unmatched');
-  };
-
-function containsNul(value: unknown): boolean {
-  const pending = [value];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next === 'string' && next.includes('\u0000')) return true;
-    if (typeof next === 'object' && next !== null) for (const item of Object.values(next)) pending.push(item);
-  }
-  return false;
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
 
@@ -52,6 +52,20 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
   }
   socket.destroy(error);
 }
+
+/**
+ * The router's own refusals (a path that does not decode, a segment too long to be any id) come
+ * before every hook and the error handler, so they are answered as `{"error": code}` here, and
+ * `record` logs them like any request.
+ */
+export const routerErrors =
+  (record: (request: FastifyRequest, reply: FastifyReply, route: string) => void) =>
+  (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const [status, code] =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [404, 'not_found'] : error.code === 'FST_ERR_BAD_URL' ? [400, 'invalid_request'] : [500, 'internal'];
+    reply.status(status).send({ error: code });
+    record(request, reply, 'unmatched');
+  };
 
 /** The one place errors become responses: `{"error": code}`, never a stack trace or internals. */
 export function registerErrorHandling(app: FastifyInstance) {
