@@ -4,9 +4,12 @@ import pg from 'pg';
 /** Anything that runs one parameterised statement: a pg client, or the service's own Database. */
 export type Run = (text: string, params?: unknown[]) => Promise<{ rows: unknown[] }>;
 
-/** A fresh database on the server, and a function that drops it (with its connections). */
-export async function createDatabase(adminUrl: string) {
-  const name = `contact_hooks_bench_${randomBytes(6).toString('hex')}`;
+/**
+ * A fresh database on the server, and a function that drops it (with its connections). The test
+ * suites use it too, with their own name prefix.
+ */
+export async function createDatabase(adminUrl: string, prefix = 'contact_hooks_bench') {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);

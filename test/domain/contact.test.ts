@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { planUpdate, validateContact, validateOwnerEdit, type StoredContact } from '../../src/domain/contact.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { errorCode } from '../support/domainErrors.js';
 import { normalisePhone } from '../../src/domain/phone.js';
 
-/** The code of the DomainError a call throws, so each test names the exact error. */
-function errorCode(work: () => unknown): string {
-  try {
-    work();
-  } catch (error) {
-    if (error instanceof DomainError) return `${error.status} ${error.code}`;
-    throw error;
-  }
-  throw new Error('expected a DomainError, nothing was thrown');
-}
 
 const stored = (overrides: Partial<StoredContact> = {}): StoredContact => ({
   id: '00000000-0000-4000-8000-000000000001',

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
+import { errorCode } from '../support/domainErrors.js';
 import { MAX_TARGET_URL_LENGTH, validateEventType, validateTargetUrl } from '../../src/domain/hooks.js';
 
-function errorCode(work: () => unknown): string {
-  try {
-    work();
-  } catch (error) {
-    if (error instanceof DomainError) return `${error.status} ${error.code}`;
-    throw error;
-  }
-  throw new Error('expected a DomainError, nothing was thrown');
-}
 
 /** An https URL of exactly `length` characters. */
 const urlOfLength = (length: number) => {

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { createDatabase } from '../../bench/support/database.js';
 import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
@@ -20,22 +19,7 @@ export function engines(): Engine[] {
 export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('DATABASE_URL is not set');
-  const name = `contact_hooks_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  return createDatabase(adminUrl, 'contact_hooks_test');
 }
 
 /** A migrated, empty store on the engine, and a function that closes (and drops) it. */

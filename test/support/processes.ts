@@ -1,18 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from '../../bench/support/services.js';
 import { createTestCertificate } from './tls.js';
 
-/** A port free right now on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
+/** A port free right now on 127.0.0.1 (shared with the benchmarks). */
+export { freePort };
 
 export interface ServiceProcess {
   child: ChildProcess;
