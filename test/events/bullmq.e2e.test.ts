@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { startBullStack } from '../support/bullStack.js';
-import { freePort, sleep, startProcess, waitUntil } from '../support/processes.js';
+import { freePort, sleep, startProcess, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 /**
  * The production shape: a web process that only produces, separate worker processes, Redis and
  * PostgreSQL. Crash and stall faults are in test/faults/workerFaults.test.ts.
  */
-describe('delivery through BullMQ with separate workers', () => {
+describe.runIf(withPostgresAndRedis)('delivery through BullMQ with separate workers', () => {
   let stack: Awaited<ReturnType<typeof startBullStack>>;
 
   beforeAll(async () => {
@@ -91,7 +91,7 @@ describe('delivery through BullMQ with separate workers', () => {
   });
 });
 
-describe('operator surfaces with Redis', () => {
+describe.runIf(withPostgresAndRedis)('operator surfaces with Redis', () => {
   let stack: Awaited<ReturnType<typeof startBullStack>>;
   beforeAll(async () => {
     stack = await startBullStack({ workers: 0 });

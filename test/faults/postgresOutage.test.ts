@@ -2,7 +2,7 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { client } from '../support/client.js';
-import { createPostgresDatabase } from '../support/databases.js';
+import { createPostgresDatabase, withPostgres } from '../support/databases.js';
 import { startWeb, stopAllProcesses, waitUntil } from '../support/processes.js';
 import { baseEnv, newPhone } from './support.js';
 
@@ -74,7 +74,7 @@ interface Answer {
  * bounded, clean 503 `{"error":"unavailable"}` (never a hang, never a 500 or internals), /readyz
  * says so, and the service answers normally again by itself once the database is back.
  */
-describe.skipIf(!process.env.DATABASE_URL && !process.env.CI)('PostgreSQL unreachable for a moment', () => {
+describe.runIf(withPostgres)('PostgreSQL unreachable for a moment', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
   let proxy: Awaited<ReturnType<typeof startPostgresProxy>>;
   let web: Awaited<ReturnType<typeof startWeb>>;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../support/client.js';
+import { withPostgres } from '../support/databases.js';
 import { sleep, startProcess, startWeb, stopAllProcesses, freePort, waitUntil } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { baseEnv, countBy, newPhone, serviceStore, type ServiceStore } from './support.js';
@@ -28,7 +29,7 @@ const readyz = async (url: string) => {
  * Redis goes away while events fire: the API keeps answering (events wait in the outbox), and
  * once Redis is back the worker's relay enqueues them, and each is delivered exactly once.
  */
-describe.skipIf(!process.env.DATABASE_URL && !process.env.CI)('Redis stopped and restarted while events fire', () => {
+describe.runIf(withPostgres)('Redis stopped and restarted while events fire', () => {
   const FIRED = 20;
   let store: ServiceStore;
   let receiver: Receiver;

@@ -2,14 +2,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBullStack } from '../support/bullStack.js';
-import { sleep, waitUntil } from '../support/processes.js';
+import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 /**
  * At most once under the faults that make a naive queue send twice: the same event enqueued
  * again, a worker SIGKILLed mid-delivery, and a frozen worker whose job another worker takes.
  * Each prints what was delivered, lost and duplicated.
  */
-describe('worker faults never produce a second POST', () => {
+describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST', () => {
   let stack: Awaited<ReturnType<typeof startBullStack>>;
 
   beforeAll(async () => {

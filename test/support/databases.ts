@@ -15,6 +15,12 @@ export function engines(): Engine[] {
   return ['pglite'];
 }
 
+/**
+ * Whether suites that need the PostgreSQL server run: always under CI (where a missing
+ * DATABASE_URL then fails them), and wherever DATABASE_URL is set.
+ */
+export const withPostgres = Boolean(process.env.CI || process.env.DATABASE_URL);
+
 /** Creates an empty database on the server for one test file; drop it with the returned function. */
 export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;

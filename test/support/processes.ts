@@ -84,6 +84,13 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Whether suites that need PostgreSQL and Redis run: always under CI (where a missing
+ * DATABASE_URL or REDIS_URL then fails them), and wherever both are set. A developer without
+ * them still gets every PGlite and embedded-mode suite.
+ */
+export const withPostgresAndRedis = Boolean(process.env.CI || (process.env.DATABASE_URL && process.env.REDIS_URL));
+
+/**
  * The machine's Redis under CI; a unique key prefix per test file keeps runs apart, and
  * `cleanup` deletes the keys it made.
  */
