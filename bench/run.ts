@@ -715,7 +715,7 @@ async function main() {
       progress(`  API ${fmt(apiFigure.perSecond)}/s, direct ${fmt(directFigure.perSecond)}/s`);
       // The upserts' new_contact events have no subscriber; they are settled here instead of
       // being worked off by the worker during the latency measurement.
-      await sql(`UPDATE events SET relayed_at = clock_timestamp() WHERE relayed_at IS NULL AND account_id = 'bench'`);
+      await sql(`UPDATE events SET dispatched_at = clock_timestamp() WHERE dispatched_at IS NULL AND account_id = 'bench'`);
       await queue.drain(true);
       worker = await start('worker', pgEnv, 'worker (PostgreSQL + Redis)');
       const pool = new Pool(web.url, { connections: 128 });

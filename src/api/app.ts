@@ -23,6 +23,7 @@ import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { hookRoutes } from './routes/hooks.js';
 import { internalRoutes } from './routes/internal.js';
+import { meRoutes } from './routes/me.js';
 
 export interface AppDeps {
   config: Config;
@@ -101,6 +102,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
       await api.register(contactRoutes(deps));
       await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY));
       await api.register(eventRoutes(store));
+      await api.register(meRoutes);
     },
     { prefix: '/api/v1' },
   );

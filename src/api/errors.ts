@@ -5,7 +5,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
 
 /** Codes a schema's zod message may name directly (see schemas.ts); anything else is invalid_request. */
-const SCHEMA_CODES = new Set(['missing_phone', 'invalid_event', 'invalid_target_url', 'invalid_source']);
+const SCHEMA_CODES = new Set(['missing_phone', 'invalid_event', 'invalid_target_url', 'invalid_max_per_second', 'invalid_source']);
 
 /** Fastify's own request errors, by code, as the service's `{"error": code}`. */
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {

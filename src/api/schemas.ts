@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { CHANNELS, OUTCOMES } from '../domain/calls.js';
 import { EVENT_TYPES } from '../domain/events.js';
+import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
+import { DELIVERY_STATUSES } from '../domain/delivery.js';
 
 /**
  * Request and response schemas: validation, TypeScript types and the OpenAPI document come
@@ -34,12 +36,20 @@ export const eventType = z.enum(EVENT_TYPES);
 export const subscribeInput = z.object({
   event: z.string(code('invalid_event', 'invalid_event')).meta({ enum: [...EVENT_TYPES] }),
   target_url: z.string(code('invalid_target_url', 'invalid_target_url')).meta({ format: 'uri', description: 'absolute https URL' }),
+  max_per_second: z
+    .number({ error: 'invalid_max_per_second' })
+    .int({ error: 'invalid_max_per_second' })
+    .min(MAX_PER_SECOND_RANGE.min, { error: 'invalid_max_per_second' })
+    .max(MAX_PER_SECOND_RANGE.max, { error: 'invalid_max_per_second' })
+    .nullish()
+    .meta({ description: 'POSTs per second this subscription accepts at most; absent or null: the service default (20)' }),
 });
 
 export const hook = z.object({
   id: z.uuid(),
   event_type: eventType,
   target_url: z.string(),
+  max_per_second: z.number().int().nullable().meta({ description: 'null: the service default pace' }),
   created_at: z.iso.datetime(),
 });
 
@@ -48,6 +58,11 @@ export const createdHook = hook.extend({
 });
 
 export const hookList = z.object({ hooks: z.array(hook) });
+
+export const identity = z.object({
+  account_id: z.string(),
+  key: z.object({ id: z.uuid(), source: z.string(), name: z.string().nullable(), created_at: z.iso.datetime() }),
+});
 export const ok = z.object({ ok: z.literal(true) });
 export const idParam = z.object({ id: z.string() });
 
@@ -65,11 +80,12 @@ export const deliveryList = z.object({
     z.object({
       event_id: z.uuid(),
       event: eventType,
-      status: z.enum(['sending', 'delivered', 'failed', 'refused']),
+      status: z.enum(DELIVERY_STATUSES),
       response_status: z.number().int().nullable(),
       error: z.string().nullable(),
       duration_ms: z.number().int().nullable(),
-      attempted_at: z.iso.datetime(),
+      queued_at: z.iso.datetime(),
+      attempted_at: z.iso.datetime().nullable().meta({ description: 'when the POST was claimed and sent; null while queued or when expired' }),
     }),
   ),
 });

@@ -3,6 +3,9 @@ import { isEventType, type EventType } from './events.js';
 
 export const MAX_TARGET_URL_LENGTH = 2048;
 
+/** The pace a subscription may ask for, in POSTs per second; unset means DELIVERY_RATE_PER_TARGET. */
+export const MAX_PER_SECOND_RANGE = { min: 1, max: 1000 } as const;
+
 /** A subscription's target must be an absolute https URL with a host; anything else is refused. */
 export function validateTargetUrl(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw badRequest('invalid_target_url');

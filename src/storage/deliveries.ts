@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { DeliveryStatus } from '../domain/delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { Sql } from './database.js';
-
-export type DeliveryStatus = 'sending' | 'delivered' | 'failed' | 'refused';
 
 export function deliveryQueries(db: Sql) {
   return {
@@ -13,8 +12,8 @@ export function deliveryQueries(db: Sql) {
      */
     async claim(eventId: string, hookId: string): Promise<string | undefined> {
       const { rows } = await db.query<{ id: string }>(
-        `INSERT INTO deliveries (id, event_id, hook_id, status)
-         SELECT $1, $2, id, 'sending' FROM hooks WHERE id = $3 AND deleted_at IS NULL
+        `INSERT INTO deliveries (id, event_id, hook_id, status, attempted_at)
+         SELECT $1, $2, id, 'sending', clock_timestamp() FROM hooks WHERE id = $3 AND deleted_at IS NULL
          ON CONFLICT (event_id, hook_id) DO NOTHING RETURNING id`,
         [randomUUID(), eventId, hookId],
       );
@@ -23,7 +22,7 @@ export function deliveryQueries(db: Sql) {
 
     async record(
       deliveryId: string,
-      outcome: { status: Exclude<DeliveryStatus, 'sending'>; responseStatus?: number; error?: string; durationMs: number },
+      outcome: { status: Exclude<DeliveryStatus, 'queued' | 'sending'>; responseStatus?: number; error?: string; durationMs: number },
     ) {
       await db.query('UPDATE deliveries SET status = $2, response_status = $3, error = $4, duration_ms = $5 WHERE id = $1', [
         deliveryId,
@@ -43,11 +42,12 @@ export function deliveryQueries(db: Sql) {
         response_status: number | null;
         error: string | null;
         duration_ms: number | null;
-        attempted_at: Date;
+        queued_at: Date;
+        attempted_at: Date | null;
       }>(
-        `SELECT d.event_id, e.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.attempted_at
+        `SELECT d.event_id, e.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at
          FROM deliveries d JOIN events e ON e.id = d.event_id
-         WHERE d.hook_id = $1 ORDER BY d.attempted_at DESC LIMIT $2`,
+         WHERE d.hook_id = $1 ORDER BY d.queued_at DESC, d.id LIMIT $2`,
         [hookId, limit],
       );
       return rows;

@@ -29,7 +29,7 @@ export function eventQueries(db: Sql) {
       // One round trip: this runs once per event on the delivery hot path.
       const { rows } = await db.query<StoredEvent & { hook_id: string | null; target_url: string; secret: string }>(
         `WITH taken AS (
-           UPDATE events SET relayed_at = coalesce(relayed_at, clock_timestamp()) WHERE id = $1
+           UPDATE events SET dispatched_at = coalesce(dispatched_at, clock_timestamp()) WHERE id = $1
            RETURNING id, account_id, event_type, data, created_at)
          SELECT taken.*, h.id AS hook_id, h.target_url, h.secret FROM taken
          LEFT JOIN hooks h ON h.account_id = taken.account_id AND h.event_type = taken.event_type
@@ -45,9 +45,9 @@ export function eventQueries(db: Sql) {
     },
 
     /** Events written but never taken off a queue (Redis was away, or the process died). */
-    async listUnrelayed(olderThanMs: number, limit: number) {
+    async listUndispatched(olderThanMs: number, limit: number) {
       const { rows } = await db.query<{ id: string }>(
-        `SELECT id FROM events WHERE relayed_at IS NULL AND created_at < clock_timestamp() - make_interval(secs => $1)
+        `SELECT id FROM events WHERE dispatched_at IS NULL AND created_at < clock_timestamp() - make_interval(secs => $1)
          ORDER BY created_at LIMIT $2`,
         [olderThanMs / 1000, limit],
       );

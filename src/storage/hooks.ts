@@ -6,10 +6,19 @@ export interface HookRow {
   id: string;
   event_type: EventType;
   target_url: string;
+  max_per_second: number | null;
   created_at: Date;
 }
 
-const HOOK_COLUMNS = 'id, event_type, target_url, created_at';
+export interface NewHook {
+  eventType: EventType;
+  targetUrl: string;
+  /** null: the service's DELIVERY_RATE_PER_TARGET. */
+  maxPerSecond: number | null;
+  secret: string;
+}
+
+const HOOK_COLUMNS = 'id, event_type, target_url, max_per_second, created_at';
 
 export function hookQueries(db: Database) {
   return {
@@ -17,7 +26,7 @@ export function hookQueries(db: Database) {
      * Creates a subscription unless the key already holds `limit`. The key's row is locked so
      * concurrent subscribes cannot both pass the count. Returns undefined at the limit.
      */
-    async create(key: { keyId: string; accountId: string }, eventType: EventType, targetUrl: string, secret: string, limit: number) {
+    async create(key: { keyId: string; accountId: string }, hook: NewHook, limit: number) {
       return db.transaction(async (tx) => {
         await tx.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [key.keyId]);
         const { rows } = await tx.query<{ count: number }>(
@@ -26,9 +35,9 @@ export function hookQueries(db: Database) {
         );
         if ((rows[0]?.count ?? 0) >= limit) return undefined;
         const created = await tx.query<HookRow>(
-          `INSERT INTO hooks (id, api_key_id, account_id, event_type, target_url, secret)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${HOOK_COLUMNS}`,
-          [randomUUID(), key.keyId, key.accountId, eventType, targetUrl, secret],
+          `INSERT INTO hooks (id, api_key_id, account_id, event_type, target_url, max_per_second, secret)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${HOOK_COLUMNS}`,
+          [randomUUID(), key.keyId, key.accountId, hook.eventType, hook.targetUrl, hook.maxPerSecond, hook.secret],
         );
         return created.rows[0]!;
       });

@@ -15,6 +15,8 @@ export interface Caller {
   keyId: string;
   accountId: string;
   source: string;
+  name: string | null;
+  createdAt: Date;
 }
 
 const KEY_COLUMNS = 'id, account_id, source, name, created_at, revoked_at';
@@ -38,12 +40,11 @@ export function keyQueries(db: Database) {
     },
 
     async findActiveByHash(keyHash: string): Promise<Caller | undefined> {
-      const { rows } = await db.query<{ id: string; account_id: string; source: string }>(
-        'SELECT id, account_id, source FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-        [keyHash],
-      );
+      const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [
+        keyHash,
+      ]);
       const row = rows[0];
-      return row && { keyId: row.id, accountId: row.account_id, source: row.source };
+      return row && { keyId: row.id, accountId: row.account_id, source: row.source, name: row.name, createdAt: row.created_at };
     },
 
     /** Revokes a key and deletes its hooks in one transaction. False when no live key has that id. */

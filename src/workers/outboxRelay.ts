@@ -19,7 +19,7 @@ export function startOutboxRelay(store: Store, queue: EventQueue, log: FastifyBa
   let running: Promise<void> | undefined;
   const tick = async () => {
     try {
-      const ids = await store.events.listUnrelayed(graceMs, batch);
+      const ids = await store.events.listUndispatched(graceMs, batch);
       if (ids.length > 0) {
         await queue.enqueue(ids);
         log.info({ events: ids.length }, 'relayed events from the outbox');

@@ -30,7 +30,8 @@ describe.each(engines())('hooks API on %s', (engine) => {
       list: async () => {
         const response = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth });
         expect(response.statusCode).toBe(200);
-        return (response.json() as { hooks: Array<{ id: string; event_type: string; target_url: string; created_at: string }> }).hooks;
+        return (response.json() as { hooks: Array<{ id: string; event_type: string; target_url: string; max_per_second: number | null; created_at: string }> })
+          .hooks;
       },
       unsubscribe: (id: string) => app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: key.auth }),
       deliveries: (id: string) => app.inject({ method: 'GET', url: `/api/v1/hooks/${id}/deliveries`, headers: key.auth }),
@@ -40,7 +41,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
   const liveHooksOfKey = (keyId: string) => count(t.db, 'hooks WHERE api_key_id = $1 AND deleted_at IS NULL', [keyId]);
 
   describe('subscribe', () => {
-    it('answers 201 {id, event_type, target_url, created_at, secret}', async () => {
+    it('answers 201 {id, event_type, target_url, max_per_second, created_at, secret}', async () => {
       const c = await client();
       const before = Date.now();
       const response = await c.subscribe({ event: 'new_contact', target_url: TARGET });
@@ -50,6 +51,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
         id: expect.stringMatching(UUID),
         event_type: 'new_contact',
         target_url: TARGET,
+        max_per_second: null,
         created_at: expect.stringMatching(ISO_UTC),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]{20,}$/),
       });
@@ -101,6 +103,35 @@ describe.each(engines())('hooks API on %s', (engine) => {
       const c = await client();
       const before = await snapshot(t.db);
       expectError(await c.subscribe({ event: 'new_contact', target_url }), 400, 'invalid_target_url');
+      expect(await snapshot(t.db)).toStrictEqual(before);
+    });
+
+    it.each([1, 20, 1000])('takes max_per_second %d and shows it in the answer and the list', async (rate) => {
+      const c = await client();
+      const response = await c.subscribe({ event: 'new_contact', target_url: TARGET, max_per_second: rate });
+      expect(response.statusCode).toBe(201);
+      expect(response.json().max_per_second).toBe(rate);
+      expect((await c.list()).map((hook) => hook.max_per_second)).toStrictEqual([rate]);
+    });
+
+    it('reads max_per_second null as the service default', async () => {
+      const c = await client();
+      const response = await c.subscribe({ event: 'new_contact', target_url: TARGET, max_per_second: null });
+      expect(response.statusCode).toBe(201);
+      expect(response.json().max_per_second).toBeNull();
+    });
+
+    it.each([
+      ['zero', 0],
+      ['over 1000', 1001],
+      ['negative', -5],
+      ['a fraction', 2.5],
+      ['a string', '20'],
+      ['a boolean', true],
+    ])('answers 400 invalid_max_per_second when max_per_second is %s, creating nothing', async (_why, rate) => {
+      const c = await client();
+      const before = await snapshot(t.db);
+      expectError(await c.subscribe({ event: 'new_contact', target_url: TARGET, max_per_second: rate }), 400, 'invalid_max_per_second');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -156,7 +187,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
       await sameAccount.subscribe({ event: 'new_contact', target_url: `${TARGET}/other` });
 
       expect(await c.list()).toStrictEqual(
-        created.map(({ id, event_type, target_url, created_at }) => ({ id, event_type, target_url, created_at })),
+        created.map(({ id, event_type, target_url, max_per_second, created_at }) => ({ id, event_type, target_url, max_per_second, created_at })),
       );
       expect((await sameAccount.list()).map((hook) => hook.target_url)).toStrictEqual([`${TARGET}/other`]);
     });

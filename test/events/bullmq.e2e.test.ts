@@ -38,7 +38,7 @@ describe.runIf(withPostgresAndRedis)('delivery through BullMQ with separate work
     await stack.newContacts(3);
     expect((await stack.api('DELETE', `/hooks/${id}`)).body).toStrictEqual({ ok: true });
     stack.startWorker();
-    await waitUntil(async () => (await stack.sql('SELECT count(*)::int AS n FROM events WHERE relayed_at IS NULL'))[0].n === 0, 10_000);
+    await waitUntil(async () => (await stack.sql('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL'))[0].n === 0, 10_000);
     await sleep(500);
     expect(stack.received('/unsubscribed')).toHaveLength(0);
   });

@@ -30,7 +30,8 @@ export const hookRoutes =
         const eventType = validateEventType(request.body.event);
         const targetUrl = validateTargetUrl(request.body.target_url);
         const secret = newSigningSecret();
-        const hook = await store.hooks.create(request.caller, eventType, targetUrl, secret, maxHooksPerKey);
+        const maxPerSecond = request.body.max_per_second ?? null;
+        const hook = await store.hooks.create(request.caller, { eventType, targetUrl, maxPerSecond, secret }, maxHooksPerKey);
         if (!hook) throw conflict('hook_limit_reached');
         return reply.status(201).send({ ...hook, created_at: toIso(hook.created_at), secret });
       },
@@ -67,7 +68,13 @@ export const hookRoutes =
       async (request) => {
         const hook = await hookOfCaller(request.caller.keyId, request.params.id);
         const deliveries = await store.deliveries.listForHook(hook.id, DELIVERY_LOG_LIMIT);
-        return { deliveries: deliveries.map((delivery) => ({ ...delivery, attempted_at: toIso(delivery.attempted_at) })) };
+        return {
+          deliveries: deliveries.map((delivery) => ({
+            ...delivery,
+            queued_at: toIso(delivery.queued_at),
+            attempted_at: delivery.attempted_at && toIso(delivery.attempted_at),
+          })),
+        };
       },
     );
   };
