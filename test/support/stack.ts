@@ -21,7 +21,13 @@ export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded'
  * `workers` worker processes. `embedded` is one web process on PGlite in a temporary directory.
  * `stop()` removes all of it.
  */
-export async function startStack(options: { mode: StackMode; workers?: number; env?: Record<string, string> }) {
+export async function startStack(options: {
+  mode: StackMode;
+  workers?: number;
+  env?: Record<string, string>;
+  /** The address the service processes reach the database at, e.g. through a proxy the test can cut. */
+  serviceDatabaseUrl?: (url: string) => string;
+}) {
   const { mode, workers: workerCount = 0 } = options;
   const redis = mode === 'bullmq' ? redisForTest() : undefined;
   const database = mode === 'bullmq' ? await createPostgresDatabase() : undefined;
@@ -32,7 +38,9 @@ export async function startStack(options: { mode: StackMode; workers?: number; e
     respond: (request) => answers[request.path]?.(request) ?? { delayMs: delayMs[request.path] ?? 0 },
   });
   const env = {
-    ...(database && redis ? { DATABASE_URL: database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : { DATA_DIR: dataDir! }),
+    ...(database && redis
+      ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix }
+      : { DATA_DIR: dataDir! }),
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_LOCK_MS: '2000',
