@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countBy } from '../faults/support.js';
-import { waitUntil } from '../support/processes.js';
+import { INTERNAL_TOKEN } from '../support/app.js';
+import { freePort, startProcess, waitUntil } from '../support/processes.js';
 import { stackModes, startStack } from '../support/stack.js';
 import { busiestWindow, tokenBucket } from '../support/throttle.js';
 
@@ -113,5 +114,48 @@ describe.each(stackModes())('bounded waiting, %s', (mode) => {
     const sent = new Set(stack.received('/backlog').map((request) => String(request.headers['webhook-id'])));
     expect(sent.size).toBe(log.length - expired.length);
     for (const delivery of expired) expect(sent.has(delivery.event_id)).toBe(false);
+  });
+});
+
+describe.each(stackModes())('pacing made visible, %s', (mode) => {
+  let stack: Stack;
+  let metricsUrl: string;
+  beforeAll(async () => {
+    stack = await startStack({ mode, env: { LOG_LEVEL: 'warn' } });
+    metricsUrl = `${stack.web.url}/metrics`;
+    if (mode === 'bullmq') {
+      const port = await freePort();
+      stack.workers.push(startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port), HOST: '127.0.0.1' }));
+      metricsUrl = `http://127.0.0.1:${port}/metrics`;
+      await waitUntil(async () => (await fetch(metricsUrl).catch(() => undefined))?.ok === true, 15_000);
+    }
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const metric = async (name: string) => {
+    const text = await (await fetch(metricsUrl, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
+    const line = text.split('\n').find((row) => row.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  };
+
+  it('shows deliveries waiting for a slot, their wait and throttled answers in /metrics, and the waiting jobs in Bull Board', async () => {
+    let answered = 0;
+    stack.answers['/visible'] = () => (answered++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 });
+    await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/visible`, max_per_second: 2 });
+    await stack.newContacts(6);
+    await waitUntil(async () => ((await metric('webhook_deliveries_waiting_for_slot')) ?? 0) >= 1, 10_000);
+    if (mode === 'bullmq') {
+      const board = await fetch(`${stack.web.url}/admin/queues/api/queues?activeQueue=deliveries&status=delayed&page=1`, {
+        headers: { authorization: `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}` },
+      });
+      const queues = ((await board.json()) as { queues: Array<{ name: string; counts: { delayed: number } }> }).queues;
+      expect(queues.find((queue) => queue.name === 'deliveries')?.counts.delayed).toBeGreaterThanOrEqual(1);
+    }
+    await waitUntil(() => stack.received('/visible').length >= 6, 20_000);
+    await waitUntil(async () => (await metric('webhook_delivery_wait_seconds_count')) === 6, 5_000);
+    expect(await metric('webhook_throttled_total')).toBe(1);
+    expect(await metric('webhook_deliveries_waiting_for_slot')).toBe(0);
   });
 });
