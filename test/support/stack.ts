@@ -1,25 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { INTERNAL_TOKEN } from './app.js';
 import { client } from './client.js';
 import { createPostgresDatabase } from './databases.js';
-import { redisForTest, startProcess, startWeb, stopAllProcesses, type ServiceProcess } from './processes.js';
-import { startReceiver } from './receiver.js';
+import { redisForTest, startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type ServiceProcess } from './processes.js';
+import { startReceiver, type ReceivedRequest, type ReceiverResponse } from './receiver.js';
+
+export type StackMode = 'embedded' | 'bullmq';
+
+/** The modes a delivery suite runs in: embedded always, web + workers where PostgreSQL and Redis are. */
+export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'bullmq'] : ['embedded']);
 
 /**
- * The production shape for a test file: PostgreSQL (fresh database), Redis (own key prefix), a
- * web process that only produces, worker processes, and an HTTPS receiver whose per-path delay
- * the test sets. `stop()` removes all of it.
+ * The service for a test file, in either shape, with an HTTPS receiver whose answer per path the
+ * test sets (`delayMs`, or a whole `answers` function). `bullmq` is the production shape:
+ * PostgreSQL (fresh database), Redis (own key prefix), a web process that only produces, and
+ * `workers` worker processes. `embedded` is one web process on PGlite in a temporary directory.
+ * `stop()` removes all of it.
  */
-export async function startBullStack(options: { workers: number; env?: Record<string, string> }) {
-  const redis = redisForTest();
-  const database = await createPostgresDatabase();
+export async function startStack(options: { mode: StackMode; workers?: number; env?: Record<string, string> }) {
+  const { mode, workers: workerCount = 0 } = options;
+  const redis = mode === 'bullmq' ? redisForTest() : undefined;
+  const database = mode === 'bullmq' ? await createPostgresDatabase() : undefined;
+  const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'contact-hooks-stack-')) : undefined;
   const delayMs: Record<string, number> = {};
-  const receiver = await startReceiver({ respond: (request) => ({ delayMs: delayMs[request.path] ?? 0 }) });
+  const answers: Record<string, (request: ReceivedRequest) => ReceiverResponse> = {};
+  const receiver = await startReceiver({
+    respond: (request) => answers[request.path]?.(request) ?? { delayMs: delayMs[request.path] ?? 0 },
+  });
   const env = {
-    DATABASE_URL: database.url,
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
+    ...(database && redis ? { DATABASE_URL: database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix } : { DATA_DIR: dataDir! }),
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_LOCK_MS: '2000',
@@ -35,7 +48,7 @@ export async function startBullStack(options: { workers: number; env?: Record<st
     workers.push(worker);
     return worker;
   };
-  for (let i = 0; i < options.workers; i++) startWorker();
+  for (let i = 0; i < workerCount; i++) startWorker();
   let phone = 4155551000;
 
   const received = (path: string) => receiver.requests.filter((request) => request.path === path);
@@ -49,6 +62,7 @@ export async function startBullStack(options: { workers: number; env?: Record<st
     workers,
     startWorker,
     delayMs,
+    answers,
     receiver,
     received,
     /** How many POSTs each event got at `path`; at most once means every count is 1. */
@@ -75,7 +89,9 @@ export async function startBullStack(options: { workers: number; env?: Record<st
       }
       return ids;
     },
+    /** Reads what the service committed (PostgreSQL only: PGlite allows one process, the server's). */
     async sql(text: string, params: unknown[] = []) {
+      if (!database) throw new Error('sql() needs the bullmq stack; read an embedded service through its API');
       const connection = new pg.Client({ connectionString: database.url });
       await connection.connect();
       try {
@@ -87,8 +103,9 @@ export async function startBullStack(options: { workers: number; env?: Record<st
     async stop() {
       await stopAllProcesses();
       await receiver.close();
-      await redis.cleanup();
-      await database.drop();
+      await redis?.cleanup();
+      await database?.drop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
