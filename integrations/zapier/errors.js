@@ -48,4 +48,4 @@ const throwForServiceError = (z, response) => {
   throw new z.errors.Error(message, code ?? `http_${response.status}`, response.status);
 };
 
-module.exports = { throwForServiceError, MESSAGES, UNAUTHORIZED };
+module.exports = { throwForServiceError };
