@@ -1,11 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, engines } from './support/databases.js';
-import { freePort } from './support/processes.js';
+import { entryPoint, freePort, launch, launchWeb, type LaunchedProcess } from '../kit/processes.js';
 
 /**
  * The `contact-hooks` bin as a real child process, on PGlite in DATA_DIR (alone, and beside a
@@ -27,7 +27,7 @@ interface ListedKey {
   revoked_at: string | null;
 }
 
-const children = new Set<ChildProcess>();
+const children = new Set<LaunchedProcess>();
 const dirs: string[] = [];
 
 const tempDir = () => {
@@ -39,20 +39,19 @@ const tempDir = () => {
 /** Only what a process needs, so the test runner's DATABASE_URL or token never leaks in by accident. */
 const baseEnv = () => ({ PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' });
 
-const exited = (child: ChildProcess) =>
-  new Promise<number | NodeJS.Signals>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode ?? child.signalCode!);
-    else child.once('exit', (code, signal) => resolve(code ?? signal!));
-  });
+async function stop(service: LaunchedProcess) {
+  await service.stop('SIGTERM', { killAfterMs: 15_000 });
+  children.delete(service);
+}
 
-async function stop(child: ChildProcess) {
-  if (child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited(child);
-    clearTimeout(timer);
-  }
-  children.delete(child);
+/** A process that ends by itself (a CLI command, a server that must refuse to start): its exit code, SIGKILL after `timeoutMs`. */
+async function finished(command: LaunchedProcess, timeoutMs: number) {
+  children.add(command);
+  const timer = setTimeout(() => command.alive() && command.child.kill('SIGKILL'), timeoutMs);
+  const code = await command.exited;
+  clearTimeout(timer);
+  children.delete(command);
+  return code;
 }
 
 interface Run {
@@ -63,21 +62,9 @@ interface Run {
 
 /** `node bin/contact-hooks.js ...args` with exactly `env` (plus PATH), to completion. */
 async function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/contact-hooks.js', ...args], {
-    cwd: root,
-    env: { ...baseEnv(), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const code = await exited(child);
-  clearTimeout(timer);
-  children.delete(child);
-  return { code, stdout, stderr };
+  const run = launch('bin/contact-hooks.js', { ...baseEnv(), ...env }, { args, cwd: root, endsByItself: true });
+  const code = await finished(run, 60_000);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
 const json = <T>(run: Run): T => {
@@ -107,38 +94,13 @@ const listKeys = async (env: Record<string, string>, account: string) => {
   return { keys: listed.keys, stdout: run.stdout };
 };
 
-interface Server {
-  child: ChildProcess;
-  pid: number;
-  url: string;
-  output: () => string;
-}
+type Server = Awaited<ReturnType<typeof launchWeb>>;
 
 /** The built web process on DATA_DIR, on a free port; resolves once /healthz answers. */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/src/main/web.js'], {
-    cwd: root,
-    env: { ...baseEnv(), HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited while starting:\n${output}`);
-    const ok = await fetch(`${url}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) return { child, pid: child.pid!, url, output: () => output };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await stop(child);
-  throw new Error(`server did not answer /healthz within 30 s:\n${output}`);
+  const server = await launchWeb({ ...baseEnv(), ...env }, { cwd: root });
+  children.add(server);
+  return server;
 }
 
 const upsertContact = (server: Server, key: string) =>
@@ -301,7 +263,7 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
       expect(await response.json()).toMatchObject({ action: 'inserted' });
       expect((await upsertContact(server, revoked.key)).status).toBe(401);
     } finally {
-      await stop(server.child);
+      await stop(server);
     }
     expect(server.child.exitCode).toBe(0);
   });
@@ -320,7 +282,7 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
   });
 
   afterAll(async () => {
-    if (server) await stop(server.child);
+    if (server) await stop(server);
   });
 
   const serverKey = async () => {
@@ -389,18 +351,13 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
 
   it('a second server on the same DATA_DIR exits non-zero with an "in use" message; the first keeps serving', async () => {
     const port = await freePort();
-    const second = spawn(process.execPath, ['dist/src/main/web.js'], {
-      cwd: root,
-      env: { ...baseEnv(), ...env, HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: TOKEN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.add(second);
-    let stderr = '';
-    second.stderr!.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => second.kill('SIGKILL'), 20_000);
-    const code = await exited(second);
-    clearTimeout(timer);
-    children.delete(second);
+    const second = launch(
+      entryPoint('web'),
+      { ...baseEnv(), ...env, HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: TOKEN },
+      { cwd: root, endsByItself: true },
+    );
+    const code = await finished(second, 20_000);
+    const stderr = second.stderr();
 
     expect(code).not.toBe(0);
     expect(typeof code).toBe('number');
@@ -427,7 +384,7 @@ describe('beside a server without INTERNAL_API_TOKEN, or a holder with no addres
         expect(run.stderr).toMatch(/without INTERNAL_API_TOKEN/);
       }
     } finally {
-      await stop(server.child);
+      await stop(server);
     }
   }, 60_000);
 

@@ -74,11 +74,7 @@ export const baseEnv = {
 let nextPhone = 2_000_000_000 + Math.floor(Math.random() * 1_000_000) * 1000;
 export const newPhone = () => `+1${nextPhone++}`;
 
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+export { percentile } from '../../kit/statistics.js';
 
 /** Counts per key: how many POSTs each webhook-id got, for instance. */
 export function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {

@@ -1,4 +1,4 @@
-import { createDatabase } from '../../bench/support/database.js';
+import { createDatabase } from '../../kit/databases.js';
 import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';

@@ -1,61 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { freePort } from '../../bench/support/services.js';
+import { freePort, launch, launchWeb, entryPoint, type LaunchedProcess } from '../../kit/processes.js';
+import { redisNamespace } from '../../kit/redis.js';
 import { createTestCertificate } from './tls.js';
 
-/** A port free right now on 127.0.0.1 (shared with the benchmarks). */
 export { freePort };
+export { sleep, waitUntil } from '../../kit/waiting.js';
 
-export interface ServiceProcess {
-  child: ChildProcess;
-  pid: number;
-  output: () => string;
-  /** Resolves with the exit code (or signal) once the process has ended. */
-  exited: Promise<number | NodeJS.Signals>;
-  stop(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals>;
-}
+export type ServiceProcess = LaunchedProcess;
 
+/** What a test file started and has not stopped yet, for stopAllProcesses. */
 const running = new Set<ServiceProcess>();
+
+/** The environment every service a test starts has unless the test says otherwise: trusts the test certificate, logs at info. */
+const testEnv = (env: Record<string, string>) => ({ NODE_EXTRA_CA_CERTS: createTestCertificate().certPath, LOG_LEVEL: 'info', ...env });
+
+const track = <T extends ServiceProcess>(service: T): T => {
+  running.add(service);
+  void service.exited.then(() => running.delete(service));
+  return service;
+};
 
 /** Starts one of the built entry points (dist/src/main/*.js) as a real process. */
 export function startProcess(entry: 'web' | 'worker', env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [`dist/src/main/${entry}.js`], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_EXTRA_CA_CERTS: createTestCertificate().certPath,
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  let stopping = false;
-  const exited = new Promise<number | NodeJS.Signals>((resolve) =>
-    child.on('exit', (code, signal) => {
-      // A service that dies on its own is a finding: show why, whatever the test then reports.
-      if (!stopping && code !== 0) console.error(`[${entry} ${child.pid}] exited with ${code ?? signal}:\n${output.slice(-4000)}`);
-      resolve(code ?? signal!);
-    }),
-  );
-  const service: ServiceProcess = {
-    child,
-    pid: child.pid!,
-    output: () => output,
-    exited,
-    async stop(signal = 'SIGTERM') {
-      stopping = true;
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const result = await exited;
-      running.delete(service);
-      return result;
-    },
-  };
-  running.add(service);
-  void exited.then(() => running.delete(service));
-  return service;
+  return track(launch(entryPoint(entry), testEnv(env), { label: entry }));
 }
 
 /** Kills whatever a test file left running (afterAll). */
@@ -65,23 +31,8 @@ export async function stopAllProcesses() {
 
 /** Starts the web process on a free port and waits until it answers. */
 export async function startWeb(env: Record<string, string>) {
-  const port = await freePort();
-  const web = startProcess('web', { HOST: '127.0.0.1', PORT: String(port), ...env });
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true, 30_000, () => web.output());
-  return { ...web, url };
+  return track(await launchWeb(testEnv(env)));
 }
-
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, describe?: () => string) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms${describe ? `\n${describe()}` : ''}`);
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Whether suites that need PostgreSQL and Redis run: always under CI (where a missing
@@ -97,15 +48,5 @@ export const withPostgresAndRedis = Boolean(process.env.CI || (process.env.DATAB
 export function redisForTest() {
   const url = process.env.REDIS_URL;
   if (!url) throw new Error('REDIS_URL must be set for the BullMQ suites');
-  const prefix = `contact-hooks-test-${randomBytes(5).toString('hex')}`;
-  return {
-    url,
-    prefix,
-    async cleanup() {
-      const redis = new Redis(url);
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    },
-  };
+  return redisNamespace(url, 'contact-hooks-test');
 }

@@ -25,13 +25,5 @@ export function tokenBucket(perSecond: number, retryAfterSeconds = 1) {
   return bucket;
 }
 
-/** The most requests that arrived within any `windowMs` (sliding): what a rate limiter sees. */
-export function busiestWindow(arrivals: number[], windowMs: number): number {
-  const sorted = [...arrivals].sort((a, b) => a - b);
-  let most = 0;
-  for (let start = 0, end = 0; end < sorted.length; end++) {
-    while (sorted[end]! - sorted[start]! >= windowMs) start++;
-    most = Math.max(most, end - start + 1);
-  }
-  return most;
-}
+/** The most requests that arrived within any window (sliding): what a rate limiter sees. */
+export { busiestWindow } from '../../kit/statistics.js';
