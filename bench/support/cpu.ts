@@ -40,25 +40,19 @@ function postgresIsOurs(pid: string, database: string | undefined) {
 }
 
 /**
- * CPU used so far by each group: the named pids, plus the PostgreSQL processes serving
- * `database` (and the server's background ones) and redis-server.
+ * CPU used so far by each group: the named pids (pid -> group), plus the PostgreSQL processes
+ * serving `database` (and the server's background ones) and redis-server.
  */
-export function cpuSnapshot(pids: Record<string, number>, database?: string): CpuSnapshot {
-  const byPid = new Map(Object.entries(pids).map(([group, pid]) => [String(pid), group]));
+export function cpuSnapshot(pids: ReadonlyMap<number, string>, database?: string): CpuSnapshot {
   const processes = new Map<string, { group: string; seconds: number }>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
-    const named = byPid.get(pid);
-    if (!named && pid.length > 0) {
-      const times = processTimes(pid);
-      if (!times) continue;
-      const group =
-        times.comm === 'postgres' ? (postgresIsOurs(pid, database) ? 'postgres' : undefined) : times.comm === 'redis-server' ? 'redis' : undefined;
-      if (group) processes.set(pid, { group, seconds: times.seconds });
-      continue;
-    }
     const times = processTimes(pid);
-    if (times && named) processes.set(pid, { group: named, seconds: times.seconds });
+    if (!times) continue;
+    const group =
+      pids.get(Number(pid)) ??
+      (times.comm === 'postgres' ? (postgresIsOurs(pid, database) ? 'postgres' : undefined) : times.comm === 'redis-server' ? 'redis' : undefined);
+    if (group) processes.set(pid, { group, seconds: times.seconds });
   }
   const cpuLine = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const idle = (cpuLine[3] ?? 0) + (cpuLine[4] ?? 0);
@@ -93,7 +87,7 @@ export function cpuPerOp(windows: [CpuSnapshot, CpuSnapshot][], ops: number) {
 }
 
 /** Share of the machine's CPU that processes outside `pids` (and our database) use, over `windowMs`. */
-export async function foreignLoad(pids: Record<string, number>, database: string | undefined, windowMs: number) {
+export async function foreignLoad(pids: ReadonlyMap<number, string>, database: string | undefined, windowMs: number) {
   const before = cpuSnapshot(pids, database);
   await new Promise((resolve) => setTimeout(resolve, windowMs));
   const after = cpuSnapshot(pids, database);
@@ -101,3 +95,48 @@ export async function foreignLoad(pids: Record<string, number>, database: string
   for (const [pid, { seconds }] of after.processes) ours += Math.max(0, seconds - (before.processes.get(pid)?.seconds ?? 0));
   return Math.max(0, (after.busy - before.busy - ours) / (after.total - before.total));
 }
+
+export type CpuWindow = [CpuSnapshot, CpuSnapshot];
+
+export interface CpuRow {
+  figure: string;
+  ops: number;
+  utilisation: number;
+  perOpMs: Record<string, number>;
+}
+
+/**
+ * One run's CPU accounting: which processes count as ours (by group: web, worker, receiver,
+ * bench), measured windows, and the table of CPU per operation they add up to.
+ */
+export function createCpuMeter() {
+  const pids = new Map<number, string>([[process.pid, 'bench']]);
+  const rows: CpuRow[] = [];
+  let database: string | undefined;
+  const snapshot = () => cpuSnapshot(pids, database);
+  return {
+    pids: pids as ReadonlyMap<number, string>,
+    track: (group: string, pid: number) => void pids.set(pid, group),
+    untrack: (pid: number) => void pids.delete(pid),
+    /** PostgreSQL backends of this database count as ours. */
+    countDatabase: (name: string) => void (database = name),
+    snapshot,
+    /** Runs a measured window and adds its snapshots to `windows`. */
+    async metered<T>(windows: CpuWindow[], window: () => Promise<T>): Promise<T> {
+      const before = snapshot();
+      const result = await window();
+      windows.push([before, snapshot()]);
+      return result;
+    },
+    /** Adds a row of CPU per operation over `windows` to the table, and returns it. */
+    record(figure: string, windows: CpuWindow[], ops: number): CpuRow {
+      const row = { figure, ops, ...cpuPerOp(windows, ops) };
+      rows.push(row);
+      return row;
+    },
+    /** The table so far. */
+    rows: () => [...rows],
+  };
+}
+
+export type CpuMeter = ReturnType<typeof createCpuMeter>;

@@ -60,16 +60,3 @@ export async function openLoop(rate: number, durationMs: number, operation: (ind
   await Promise.all(running);
   return { sent: total, errors, ...(firstError ? { firstError } : {}) };
 }
-
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
-
-export function summarize(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
-}
-
-export const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);

@@ -1,10 +1,12 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { BenchCertificate } from './tls.js';
+import type { Certificate } from '../../kit/tls.js';
+import { sleep } from '../../kit/waiting.js';
 
 export interface ReceiverStats {
   count: number;
   duplicates: number;
+  /** Monotonic ms of the first and last receipt. */
   firstAt: number;
   lastAt: number;
 }
@@ -13,20 +15,22 @@ export interface Receiver {
   url: string;
   pid: number;
   reset(): Promise<void>;
-  stats(): Promise<ReceiverStats>;
+  /** Receipts since the last reset: all of them, or one channel's (a path's first segment, such as '/d'). */
+  stats(channel?: string): Promise<ReceiverStats>;
   /** First receipt time (monotonic ms) of every `path id` key starting with prefix. */
   times(prefix: string): Promise<Map<string, number>>;
-  waitForCount(count: number, timeoutMs: number): Promise<ReceiverStats>;
+  /** Waits until `count` receipts (of the channel) arrived, or `timeoutMs` passed; says how many did. */
+  waitForCount(count: number, timeoutMs: number, channel?: string): Promise<ReceiverStats>;
   close(): Promise<void>;
 }
 
-/** Starts the HTTPS receiver as a child process and talks to it over IPC. */
-export async function startReceiver(certificate: BenchCertificate): Promise<Receiver> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./receiverServer.js', import.meta.url)), [], {
+/** Starts the benchmarks' HTTPS receiver (receiverProcess.ts) as a child process and talks to it over IPC. */
+export async function startReceiver(certificate: Certificate): Promise<Receiver> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./receiverProcess.js', import.meta.url)), [], {
     env: { PATH: process.env.PATH ?? '', RECEIVER_KEY_PATH: certificate.keyPath, RECEIVER_CERT_PATH: certificate.certPath },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const ask = <T>(message: object, answer: string) =>
+  const ask = <T>(message: object | undefined, answer: string) =>
     new Promise<T>((resolve, reject) => {
       const onMessage = (reply: { type: string }) => {
         if (reply.type !== answer) return;
@@ -34,13 +38,13 @@ export async function startReceiver(certificate: BenchCertificate): Promise<Rece
         child.off('exit', onExit);
         resolve(reply as T);
       };
-      const onExit = () => reject(new Error('receiver exited'));
+      const onExit = () => reject(new Error('the receiver exited'));
       child.on('message', onMessage);
       child.once('exit', onExit);
-      if (Object.keys(message).length > 0) child.send(message);
+      if (message) child.send(message);
     });
-  const { port } = await ask<{ port: number }>({}, 'listening');
-  const stats = () => ask<ReceiverStats>({ type: 'stats' }, 'stats');
+  const { port } = await ask<{ port: number }>(undefined, 'listening');
+  const stats = (channel?: string) => ask<ReceiverStats>({ type: 'stats', channel }, 'stats');
   return {
     url: `https://127.0.0.1:${port}`,
     pid: child.pid!,
@@ -50,12 +54,12 @@ export async function startReceiver(certificate: BenchCertificate): Promise<Rece
       const { entries } = await ask<{ entries: [string, number][] }>({ type: 'times', prefix }, 'times');
       return new Map(entries);
     },
-    async waitForCount(count, timeoutMs) {
+    async waitForCount(count, timeoutMs, channel) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const current = await stats();
+        const current = await stats(channel);
         if (current.count >= count || Date.now() > deadline) return current;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
     },
     async close() {

@@ -1,88 +1,92 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
-
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { entryPoint, launch, launchWeb, waitForOutput, type LaunchedProcess } from '../../kit/processes.js';
+import type { CpuMeter } from './cpu.js';
 
 /** VmRSS and VmHWM (peak resident set) of a live process, in MiB. */
-export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };
 }
 
-export interface Service {
-  role: string;
-  pid: number;
-  url: string;
-  /** RSS right after start (idle, before load). */
+export interface MemoryRow {
+  process: string;
   idleMiB: number;
-  log: string;
-  /** Reads the peak RSS, then stops the process (SIGTERM, SIGKILL after a grace) by its own pid. */
-  stop(): Promise<{ idleMiB: number; peakMiB: number }>;
+  peakMiB: number;
 }
 
-/** Starts dist/src/main/{web,worker}.js with its log in a file; a web process is waited on until /healthz answers. */
-export async function startService(
-  entry: 'web' | 'worker',
-  env: Record<string, string>,
-  log: string,
-  label: string = entry,
-  nodeArgs: string[] = [],
-): Promise<Service> {
-  const port = entry === 'web' ? await freePort() : 0;
-  const fd = openSync(log, 'a');
-  const logOffset = statSync(log).size;
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, `dist/src/main/${entry}.js`], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const alive = () => child.exitCode === null && child.signalCode === null;
-  const url = `http://127.0.0.1:${port}`;
-  if (entry === 'web') {
-    await waitUntil(async () => {
-      if (!alive()) return true; // reported just below
-      return (await fetch(`${url}/healthz`)).ok;
-    }, 30_000, `${label} to answer /healthz (log: ${log})`);
-  } else {
-    await waitUntil(() => !alive() || readFileSync(log, 'utf8').slice(logOffset).includes('worker started'), 30_000, `${label} to start (log: ${log})`);
+export interface Service {
+  /** What the memory table calls it, e.g. "worker (PostgreSQL + Redis)". */
+  label: string;
+  pid: number;
+  /** The web process's base URL; empty for a worker. */
+  url: string;
+  log: string;
+}
+
+/**
+ * The service processes of one run: started from dist/ with their logs in `logDir` (a file per
+ * process, numbered in start order), counted in the CPU table while they run, and their peak memory read just before each
+ * is stopped. `stopAll` ends whatever is still running (the run failed part way).
+ */
+export function createServices(logDir: string, cpu: CpuMeter) {
+  const running = new Map<Service, { launched: LaunchedProcess; idleMiB: number }>();
+  const memory = new Map<string, MemoryRow>();
+  let started = 0;
+
+  async function start(entry: 'web' | 'worker', env: Record<string, string>, label: string): Promise<Service> {
+    started++;
+    const log = join(logDir, `${String(started).padStart(2, '0')}-${label.replace(/\W+/g, '-').replace(/-$/, '')}.log`);
+    const options = { label, logFile: log };
+    let launched: LaunchedProcess & { url?: string };
+    if (entry === 'web') {
+      launched = await launchWeb(env, options);
+    } else {
+      launched = launch(entryPoint('worker'), env, options);
+      await waitForOutput(launched, 'worker started').catch(async (error: unknown) => {
+        await launched.stop('SIGKILL');
+        throw error;
+      });
+    }
+    const service: Service = { label, pid: launched.pid, url: launched.url ?? '', log };
+    running.set(service, { launched, idleMiB: memoryOf(launched.pid).rssMiB });
+    cpu.track(entry, launched.pid);
+    return service;
   }
-  if (!alive()) throw new Error(`${label} exited during start; see ${log}`);
-  const idleMiB = memoryOf(child.pid!).rssMiB;
+
+  async function stop(service: Service) {
+    const entry = running.get(service);
+    if (!entry) throw new Error(`${service.label} (pid ${service.pid}) is not running`);
+    running.delete(service);
+    if (!entry.launched.alive()) throw new Error(`${service.label} (pid ${service.pid}) had already exited; see ${service.log}`);
+    const { peakMiB } = memoryOf(service.pid);
+    await entry.launched.stop('SIGTERM', { killAfterMs: 15_000 });
+    cpu.untrack(service.pid);
+    const seen = memory.get(service.label);
+    memory.set(service.label, {
+      process: service.label,
+      idleMiB: Math.max(seen?.idleMiB ?? 0, entry.idleMiB),
+      peakMiB: Math.max(seen?.peakMiB ?? 0, peakMiB),
+    });
+  }
+
   return {
-    role: label,
-    pid: child.pid!,
-    url,
-    idleMiB,
-    log,
-    async stop() {
-      if (!alive()) throw new Error(`${label} (pid ${child.pid}) had already exited; see ${log}`);
-      const { peakMiB } = memoryOf(child.pid!);
-      process.kill(child.pid!, 'SIGTERM');
-      const timer = setTimeout(() => alive() && process.kill(child.pid!, 'SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-      return { idleMiB, peakMiB };
+    start,
+    stop,
+    /** Stops every service still running, without reading its memory: for cleaning up after a failure. */
+    async stopAll() {
+      const left = [...running.values()];
+      running.clear();
+      await Promise.all(left.map(({ launched }) => launched.stop('SIGKILL')));
     },
+    /** Signals every running service at once, synchronously (the bench itself is being interrupted). */
+    killAll: () => {
+      for (const { launched } of running.values()) launched.child.kill('SIGTERM');
+    },
+    /** Peak and idle RSS per label, the highest over all of that label's runs. */
+    memory: () => [...memory.values()],
   };
 }
+
+export type Services = ReturnType<typeof createServices>;

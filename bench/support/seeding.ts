@@ -1,32 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 
 /** Anything that runs one parameterised statement: a pg client, or the service's own Database. */
 export type Run = (text: string, params?: unknown[]) => Promise<{ rows: unknown[] }>;
-
-/**
- * A fresh database on the server, and a function that drops it (with its connections). The test
- * suites use it too, with their own name prefix.
- */
-export async function createDatabase(adminUrl: string, prefix = 'contact_hooks_bench') {
-  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    name,
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
 
 /** The i-th seeded phone of an account: +1415 then seven digits, so up to 10M distinct phones. */
 export const seededPhone = (i: number) => `+1415${String(i).padStart(7, '0')}`;

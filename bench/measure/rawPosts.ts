@@ -1,0 +1,63 @@
+/**
+ * The references the delivery figures are compared with: the same POSTs the service sends,
+ * straight from this process with undici (no queue, no database, no pacing), to the same receiver.
+ */
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { summarize } from '../../kit/statistics.js';
+import type { BenchContext } from '../context.js';
+import { callBody, runCount } from '../support/clients.js';
+import { closedLoop, monotonicMs, openLoop } from '../support/load.js';
+import type { CpuWindow } from '../support/cpu.js';
+
+const eventBody = () => JSON.stringify({ event: 'new_conversation', data: JSON.parse(callBody(randomUUID())) });
+
+async function withAgent<T>(ctx: BenchContext, work: (post: (path: string, body?: string) => Promise<void>) => Promise<T>): Promise<T> {
+  const agent = new Agent({ connect: { ca: ctx.certificate.cert }, keepAliveTimeout: 60_000 });
+  const post = async (path: string, body = eventBody()) => {
+    const response = await request(`${ctx.receiver.url}${path}`, {
+      dispatcher: agent,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'bench-raw' },
+    });
+    await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`raw POST: ${response.statusCode}`);
+  };
+  try {
+    return await work(post);
+  } finally {
+    await agent.close();
+    await ctx.receiver.reset();
+  }
+}
+
+/** Raw POSTs back to back with `concurrency` in flight for `durationMs`, after a warm-up. */
+export const rawPostThroughput = (ctx: BenchContext, concurrency: number, durationMs: number) =>
+  withAgent(ctx, async (post) => {
+    await closedLoop(concurrency, ctx.settings.durations.warm / 2, () => post('/raw'));
+    const windows: CpuWindow[] = [];
+    const result = await ctx.cpu.metered(windows, () => closedLoop(concurrency, durationMs, () => post('/raw')));
+    ctx.cpu.record('raw POSTs', windows, result.ops);
+    return result;
+  });
+
+/** Raw POSTs at an open-loop rate: the round-trip floor the delivery latency is compared with. */
+export const rawPostLatency = (ctx: BenchContext, rate: number, durationMs: number) =>
+  withAgent(ctx, async (post) => {
+    const latencies: number[] = [];
+    await openLoop(rate, durationMs, async (_index, scheduledAt) => {
+      await post('/raw');
+      latencies.push(monotonicMs() - scheduledAt);
+    });
+    return summarize(latencies);
+  });
+
+/** Time (ms) for `total` raw POSTs to distinct paths with `concurrency` in flight: the fan-out reference. */
+export const rawPostBatch = (ctx: BenchContext, total: number, concurrency: number) =>
+  withAgent(ctx, async (post) => {
+    const body = eventBody();
+    const t0 = monotonicMs();
+    await runCount(concurrency, total, (index) => post(`/rf/${index}`, body));
+    return monotonicMs() - t0;
+  });

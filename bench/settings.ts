@@ -1,0 +1,88 @@
+import { loadConfig } from '../src/config.js';
+import { MAX_PER_SECOND_RANGE } from '../src/domain/hooks.js';
+
+/** The service's own defaults, as it parses them from an empty environment. */
+export const SERVICE_DEFAULTS = loadConfig({});
+
+/** Load-generator connections for upserts and call ingestion. */
+export const UPSERT_CONNECTIONS = 50;
+/** Alternating API/direct windows per upsert figure. */
+export const UPSERT_ROUNDS = 3;
+export const FANOUT_HOOKS = 1_000;
+export const FANOUT_REPS = 3;
+export const HOOK_SIZES = [10, 1_000, 10_000];
+export const PGLITE_LATENCY_RATE = 50;
+
+/** Workers of the stack with the default pacing (figures 7 and 8), as in the pacing tests. */
+export const PACED_WORKERS = 2;
+/** The paced-target figure: a CRM sync of this many new contacts at once, to one hook at the default pace. */
+export const PACED_BURST = 600;
+/** The saturated-target figure: account B's events, each to this many hooks of B's own, paced at the fastest a subscription may ask. */
+export const SPREAD_HOOKS = 8;
+export const SPREAD_EVENTS = 400;
+export const SPREAD_MAX_PER_SECOND = MAX_PER_SECOND_RANGE.max;
+export const SPREAD_ROUNDS = 2;
+/** ... while account A has this many deliveries queued at one hook at the default pace. */
+export const BACKLOG_EVENTS = 3_000;
+
+/**
+ * What the engine figures run with: pacing far above anything the bench sends (one target URL
+ * takes every delivery of figure 2) and in-flight caps at DELIVERY_CONCURRENCY (all bench
+ * traffic is one account and one host), so that they measure the engine, not the pacing.
+ */
+export const ENGINE_ENV = {
+  DELIVERY_RATE_PER_TARGET: '1000000',
+  DELIVERY_BUDGET_PER_HOST: '1000000000',
+  DELIVERY_MAX_IN_FLIGHT_PER_TARGET: String(SERVICE_DEFAULTS.DELIVERY_CONCURRENCY),
+  DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT: String(SERVICE_DEFAULTS.DELIVERY_CONCURRENCY),
+  DELIVERY_MAX_IN_FLIGHT_PER_HOST: String(SERVICE_DEFAULTS.DELIVERY_CONCURRENCY),
+};
+
+export interface BenchSettings {
+  adminUrl: string;
+  redisUrl: string;
+  /** Multiplies every measuring window (BENCH_SCALE=0.3 for trying changes out). */
+  scale: number;
+  waitIdleMs: number;
+  contactSizes: number[];
+  pgliteContactSizes: number[];
+  durations: {
+    warm: number;
+    upsert: number;
+    upsertPglite: number;
+    upsertGrowth: number;
+    raw: number;
+    rawLatency: number;
+    e2eTargetSeconds: number;
+    latency: number;
+    latencyGrowth: number;
+    latencyWarm: number;
+  };
+}
+
+/** The run's settings from the environment (BENCH_*), every window scaled by BENCH_SCALE. */
+export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
+  const scale = Number(env.BENCH_SCALE ?? '1');
+  const ms = (value: number) => Math.max(500, Math.round(value * scale));
+  const sizes = (text: string) => text.split(',').map(Number);
+  return {
+    adminUrl: env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    scale,
+    waitIdleMs: Number(env.BENCH_WAIT_IDLE_S ?? '180') * 1000,
+    contactSizes: sizes(env.BENCH_PG_SIZES ?? '1000,100000,1000000'),
+    pgliteContactSizes: sizes(env.BENCH_PGLITE_SIZES ?? '1000,100000'),
+    durations: {
+      warm: ms(2_000),
+      upsert: ms(10_000),
+      upsertPglite: ms(8_000),
+      upsertGrowth: ms(6_000),
+      raw: ms(5_000),
+      rawLatency: ms(3_000),
+      e2eTargetSeconds: 8 * scale,
+      latency: ms(10_000),
+      latencyGrowth: ms(5_000),
+      latencyWarm: ms(1_500),
+    },
+  };
+}
