@@ -3,15 +3,14 @@
  * new_contact): upserts through the API against the store's own upsert on PGlite in this
  * process; and figure 5's contacts series on PGlite.
  */
-import { Pool } from 'undici';
 import { openPglite } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import type { BenchContext } from '../context.js';
-import { deliveryLatency } from '../measure/deliveries.js';
+import { newContactLatency } from '../measure/deliveries.js';
 import { upsertPair } from '../measure/upsertPair.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
 import { ENGINE_ENV, PGLITE_LATENCY_RATE, UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
-import { serviceClient, upsertViaApi } from '../support/clients.js';
+import { serviceClient } from '../support/clients.js';
 import { seedContacts } from '../support/seeding.js';
 import { contactGrowth, type ContactPoint } from './upsertsPostgres.js';
 
@@ -61,19 +60,8 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
         ctx.progress(`PGlite figure 1: upserts with ${fmt(actualRows)} contacts, ${duration} ms each`);
         const { api, direct: inProcess } = await upsertPair(ctx, web.url, keys.bench, direct, seeded, duration, `PGlite, ${fmt(actualRows)} contacts`);
         ctx.progress(`  API ${fmt(api.perSecond)}/s, direct ${fmt(inProcess.perSecond)}/s`);
-        const pool = new Pool(web.url, { connections: 64 });
-        const latencyKey = keys.latency;
-        try {
-          const label = `delivery latency, new contacts at ${PGLITE_LATENCY_RATE}/s (PGlite, ${fmt(actualRows)} contacts)`;
-          const measured = await deliveryLatency(ctx, label, PGLITE_LATENCY_RATE, settings.durations.latencyGrowth, `${CHANNEL} `, () => {
-            const phone = ctx.phones.newPhone();
-            return { key: `${CHANNEL} ${phone}`, sent: upsertViaApi(pool, latencyKey, phone) };
-          });
-          ctx.progress(`  new_contact latency p50 ${fmt(measured.p50, 1)} ms, p99 ${fmt(measured.p99, 1)} ms`);
-          points.push({ size, actualRows, api, direct: inProcess, p50: measured.p50, p99: measured.p99, other: measured.other });
-        } finally {
-          await pool.close();
-        }
+        const measured = await newContactLatency(ctx, web.url, keys.latency, CHANNEL, PGLITE_LATENCY_RATE, `PGlite, ${fmt(actualRows)} contacts`);
+        points.push({ size, actualRows, api, direct: inProcess, p50: measured.p50, p99: measured.p99, other: measured.other });
       } finally {
         await ctx.services.stop(web);
       }

@@ -4,14 +4,12 @@
  * grows to 1M contacts. The worker is stopped while upserts are measured, so the figure is the
  * web process's against the driver's; it runs for the latency part.
  */
-import { Pool } from 'undici';
 import { openPostgres } from '../../src/storage/database.js';
 import type { BenchContext } from '../context.js';
-import { deliveryLatency } from '../measure/deliveries.js';
+import { newContactLatency } from '../measure/deliveries.js';
 import { upsertPair, type UpsertFigure } from '../measure/upsertPair.js';
 import { fmt, growthRows, ratioRow, type FigureResult } from '../results.js';
 import { UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
-import { upsertViaApi } from '../support/clients.js';
 import { seedContacts } from '../support/seeding.js';
 import { runQueue, type PostgresStack } from '../support/stacks.js';
 
@@ -67,18 +65,8 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
       await sql(`UPDATE events SET dispatched_at = clock_timestamp() WHERE dispatched_at IS NULL AND account_id = 'bench'`);
       await events.drain(true);
       await stack.startWorkers(1);
-      const pool = new Pool(stack.web.url, { connections: 128 });
-      try {
-        const label = `delivery latency, new contacts at ${rate}/s (PostgreSQL, ${fmt(actualRows)} contacts)`;
-        const measured = await deliveryLatency(ctx, label, rate, settings.durations.latencyGrowth, `${CHANNEL} `, () => {
-          const phone = ctx.phones.newPhone();
-          return { key: `${CHANNEL} ${phone}`, sent: upsertViaApi(pool, latencyKey, phone) };
-        });
-        ctx.progress(`  new_contact latency p50 ${fmt(measured.p50, 1)} ms, p99 ${fmt(measured.p99, 1)} ms`);
-        points.push({ size, actualRows, api, direct: viaDriver, p50: measured.p50, p99: measured.p99, other: measured.other });
-      } finally {
-        await pool.close();
-      }
+      const measured = await newContactLatency(ctx, stack.web.url, latencyKey, CHANNEL, rate, `PostgreSQL, ${fmt(actualRows)} contacts`);
+      points.push({ size, actualRows, api, direct: viaDriver, p50: measured.p50, p99: measured.p99, other: measured.other });
       await stack.stopWorkers();
     }
   } finally {

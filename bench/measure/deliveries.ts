@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 import { summarize } from '../../kit/statistics.js';
 import type { BenchContext } from '../context.js';
 import { UPSERT_CONNECTIONS } from '../settings.js';
-import { fireCall, runCount } from '../support/clients.js';
+import { fireCall, runCount, upsertViaApi } from '../support/clients.js';
 import type { CpuWindow } from '../support/cpu.js';
 import { monotonicMs, openLoop } from '../support/load.js';
 
@@ -92,4 +92,22 @@ export async function deliveryLatency(
   }
   if (missing > 0) throw new Error(`${label}: ${missing} of ${scheduled.size} deliveries never arrived`);
   return { rate, events: scheduled.size, missing, duplicates: stats.duplicates, ...summarize(latencies), ingest: summarize(ingest), other };
+}
+
+/**
+ * deliveryLatency of new contacts: public upserts of new phones with `key`, whose account has
+ * one new_contact hook on the receiver's `channel`, at `rate` for the growth window.
+ */
+export async function newContactLatency(ctx: BenchContext, webUrl: string, key: string, channel: string, rate: number, label: string) {
+  const pool = new Pool(webUrl, { connections: 128 });
+  try {
+    const measured = await deliveryLatency(ctx, `delivery latency, new contacts at ${rate}/s (${label})`, rate, ctx.settings.durations.latencyGrowth, `${channel} `, () => {
+      const phone = ctx.phones.newPhone();
+      return { key: `${channel} ${phone}`, sent: upsertViaApi(pool, key, phone) };
+    });
+    ctx.progress(`  new_contact latency p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms`);
+    return measured;
+  } finally {
+    await pool.close();
+  }
 }
