@@ -26,8 +26,8 @@ import { startPostgresStack } from './support/stacks.js';
 const NOTES = [
   'Figures 3 and 5: latency is receipt at the receiver (its own process) minus the scheduled send time of the ingesting POST, both on CLOCK_MONOTONIC; open-loop pacing, so a slow response never delays the next send.',
   "Growth: contacts are seeded with INSERT … SELECT generate_series in one account, then VACUUM ANALYZE and CHECKPOINT (autovacuum is off on this server); subscriptions are other event types of the same account and other accounts' hooks, inserted directly; only one matches the measured event.",
-  'Figure 7: the achieved rate is (receipts − 1) ÷ (last − first receipt); the busiest second is the most receipts within any 1,000 ms (sliding), as a receiver counting its own limit would see them. The pacer spaces departures; arrivals carry each POST\'s own network and TLS jitter.',
-  "Figure 8: B's throughput is from its first call sent to its last delivery received; A's backlog is fully fanned out (every delivery queued as a delayed job) before B's second measurement starts.",
+  'Figure 7: the achieved rate is (receipts − 1) ÷ (last − first receipt); the busiest second is the most receipts within any 1,000 ms (sliding), as a receiver counting its own limit would see them. The pacer spaces departure times 1000/limit ms apart; arrivals add each POST\'s own delay (timers, event loop, TLS), so at exactly the limit a few ms of jitter put limit + 1 into some second.',
+  "Figure 8: B's throughput is from its first call sent to its last delivery received, each round with a fresh account B (its own per-host budget); A's backlog is fully fanned out (every delivery queued as a delayed job) before the rounds beside it start, and A's rate is its receipts during each round.",
   `Logs of every process: ${LOG_DIR}.`,
 ];
 
