@@ -26,6 +26,7 @@ at DATABASE_URL, or else the embedded database in DATA_DIR (default ./data).
                 --source labels the integration (lowercase, no spaces; default "api").
   keys list     Lists an account's keys, without secrets.
   keys revoke   Revokes a key: it answers 401 at once, and the hooks it created are deleted.
+                Revoking a key that is already revoked succeeds and changes nothing.
 
   --json        Prints one JSON line instead of text.
 
@@ -60,7 +61,7 @@ interface CreatedKey {
 interface KeyBackend {
   create(accountId: string, options: { source?: string | undefined; name?: string | undefined }): Promise<CreatedKey>;
   list(accountId: string): Promise<ListedKey[]>;
-  /** False when no live key has that id. */
+  /** False when no key has that id; revoking a revoked key is not an error. */
   revoke(keyId: string): Promise<boolean>;
 }
 
@@ -279,7 +280,7 @@ async function run(command: Exclude<Command, { name: 'help' }>, config: Config):
         return command.json ? `${JSON.stringify({ keys })}\n` : formatList(command.accountId, keys);
       }
       case 'revoke': {
-        if (!(await backend.revoke(command.keyId))) throw new CliError(`no active key with id ${command.keyId} (unknown, or already revoked)`);
+        if (!(await backend.revoke(command.keyId))) throw new CliError(`no key with id ${command.keyId}`);
         return `Revoked key ${command.keyId}; its hooks were deleted.\n`;
       }
     }

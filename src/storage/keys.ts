@@ -47,11 +47,16 @@ export function keyQueries(db: Database) {
       return row && { keyId: row.id, accountId: row.account_id, source: row.source, name: row.name, createdAt: row.created_at };
     },
 
-    /** Revokes a key and deletes its hooks in one transaction. False when no live key has that id. */
+    /**
+     * Revokes a key and deletes its hooks (and only its hooks) in one transaction. Idempotent: a
+     * key already revoked stays revoked at its first time, and any hook still live under it is
+     * deleted all the same. False only when no key has that id.
+     */
     async revoke(keyId: string) {
       return db.transaction(async (tx) => {
+        // The row lock waits for any subscribe holding this key, so its hook is seen (and deleted) below.
         const { rowCount } = await tx.query(
-          'UPDATE api_keys SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL',
+          'UPDATE api_keys SET revoked_at = coalesce(revoked_at, clock_timestamp()) WHERE id = $1',
           [keyId],
         );
         if (rowCount === 0) return false;

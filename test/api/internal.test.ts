@@ -210,10 +210,31 @@ describe.each(engines())('first-party API on %s', (engine) => {
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
-    it('answers 404 not_found when revoking a key twice', async () => {
-      const { key } = await seeded();
+    it('answers 200 {ok: true} when revoking a key twice, keeping the first revocation time', async () => {
+      const { accountId, key } = await seeded();
       expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
-      expectError(await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` }), 404, 'not_found');
+      const listRevokedAt = async () =>
+        (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys[0].revoked_at as string;
+      const first = await listRevokedAt();
+      const again = await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` });
+      expect({ status: again.statusCode, body: again.json() }).toStrictEqual({ status: 200, body: { ok: true } });
+      expect(await listRevokedAt()).toBe(first);
+      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
+    });
+
+    it('revokes only the key named: another key of the account keeps its subscriptions and access', async () => {
+      const { accountId, key } = await seeded();
+      const other = await newKey(t.store, accountId);
+      const subscribe = (auth: Record<string, string>) =>
+        app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
+      const revokedHook = (await subscribe(key.auth)).json().id;
+      const keptHook = (await subscribe(other.auth)).json().id;
+      expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
+      const listed = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: other.auth });
+      expect(listed.json().hooks.map((hook: { id: string }) => hook.id)).toStrictEqual([keptHook]);
+      expect(await count(t.db, 'hooks WHERE id = $1 AND deleted_at IS NOT NULL', [revokedHook])).toBe(1);
+      const keys = (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys;
+      expect(keys.find((listedKey: { id: string }) => listedKey.id === other.id).revoked_at).toBeNull();
     });
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { conflict, notFound } from '../../domain/errors.js';
+import { conflict, notFound, unauthorized } from '../../domain/errors.js';
 import { validateEventType, validateTargetUrl } from '../../domain/hooks.js';
 import { newSigningSecret } from '../../domain/signature.js';
 import type { Store } from '../../storage/store.js';
@@ -31,8 +31,11 @@ export const hookRoutes =
         const targetUrl = validateTargetUrl(request.body.target_url);
         const secret = newSigningSecret();
         const maxPerSecond = request.body.max_per_second ?? null;
-        const hook = await store.hooks.create(request.caller, { eventType, targetUrl, maxPerSecond, secret }, maxHooksPerKey);
-        if (!hook) throw conflict('hook_limit_reached');
+        const created = await store.hooks.create(request.caller, { eventType, targetUrl, maxPerSecond, secret }, maxHooksPerKey);
+        // The key was revoked after this request's key check: as if it had been revoked before.
+        if (created.outcome === 'key_revoked') throw unauthorized();
+        if (created.outcome === 'limit_reached') throw conflict('hook_limit_reached');
+        const { hook } = created;
         return reply.status(201).send({ ...hook, created_at: toIso(hook.created_at), secret });
       },
     );
