@@ -48,6 +48,19 @@ export function keyQueries(db: Database) {
     },
 
     /**
+     * Gives a live key a new secret, keeping its id and so its subscriptions, source and name.
+     * The old hash is overwritten, so the old secret stops working with this commit. Undefined
+     * when no live key has that id.
+     */
+    async rotate(keyId: string, keyHash: string) {
+      const { rows } = await db.query<ApiKeyRow>(
+        `UPDATE api_keys SET key_hash = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+        [keyId, keyHash],
+      );
+      return rows[0];
+    },
+
+    /**
      * Revokes a key and deletes its hooks (and only its hooks) in one transaction. Idempotent: a
      * key already revoked stays revoked at its first time, and any hook still live under it is
      * deleted all the same. False only when no key has that id.
