@@ -33,6 +33,10 @@ const configSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Where a worker's metrics port listens: loopback by default, since it has no login. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Bull Board can empty, clean, retry and add jobs only when this is true. */
+  BULL_BOARD_WRITABLE: boolean.default(false),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -126,7 +126,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     });
   }
 
-  await app.register(healthRoutes({ store, queue, metrics }));
+  await app.register(healthRoutes({ store, queue, metrics, token: config.INTERNAL_API_TOKEN }));
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app.swagger() as OpenAPIV3.Document));
   return app;

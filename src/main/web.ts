@@ -3,7 +3,8 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
 import type { EventQueue } from '../queue/eventQueue.js';
-import { bullBoard, createBullProducer } from '../queue/bullmq.js';
+import { bullBoard } from '../api/bullBoard.js';
+import { createBullProducer, QUEUE_NAMES } from '../queue/bullmq.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
 import { startOutboxRelay } from '../workers/outboxRelay.js';
@@ -27,7 +28,12 @@ async function main(config: Config) {
   if (config.REDIS_URL) {
     const producer: EventQueue = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
     queue = producer;
-    admin = bullBoard({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+    admin = bullBoard({
+      redisUrl: config.REDIS_URL,
+      prefix: config.QUEUE_PREFIX,
+      queueNames: QUEUE_NAMES,
+      writable: config.BULL_BOARD_WRITABLE,
+    });
   } else {
     const delivery = createDelivery(config, store, metrics, log);
     queue = createEmbeddedQueue(delivery.handler, {

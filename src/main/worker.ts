@@ -31,7 +31,7 @@ async function main(config: Config) {
   const metricsServer = config.WORKER_METRICS_PORT === undefined ? undefined : createServer((request, response) => {
     if (request.url !== '/metrics') return response.writeHead(404).end();
     void metrics.registry.metrics().then((text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text));
-  }).listen(config.WORKER_METRICS_PORT, config.HOST);
+  }).listen(config.WORKER_METRICS_PORT, config.METRICS_HOST);
 
   log.info({ concurrency: config.DELIVERY_CONCURRENCY }, 'worker started');
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {

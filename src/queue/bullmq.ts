@@ -1,12 +1,10 @@
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { createBullBoard } from '@bull-board/api';
-import { FastifyAdapter } from '@bull-board/fastify';
 import { Queue, Worker } from 'bullmq';
-import type { FastifyInstance } from 'fastify';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { EventJobHandler, EventQueue } from './eventQueue.js';
 
 export const EVENTS_QUEUE = 'events';
+/** Every queue the service uses, as operators see them (Bull Board). */
+export const QUEUE_NAMES = [EVENTS_QUEUE] as const;
 const JOB_NAME = 'deliver-event';
 
 /**
@@ -49,22 +47,6 @@ export function createBullProducer({ redisUrl, prefix }: BullSettings) {
 }
 
 /**
- * Bull Board at /admin/queues; the caller puts it behind the internal token. It gets a connection
- * of its own: the producer's fail-fast connection is for the request path, not for an operator's page.
- */
-export function bullBoard({ redisUrl, prefix }: BullSettings) {
-  return async (app: FastifyInstance) => {
-    const queue = new Queue(EVENTS_QUEUE, { connection: redisOptions(redisUrl), prefix });
-    queue.on('error', () => {});
-    app.addHook('onClose', () => queue.close());
-    const serverAdapter = new FastifyAdapter();
-    createBullBoard({ queues: [new BullMQAdapter(queue)], serverAdapter });
-    serverAdapter.setBasePath('/admin/queues');
-    await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
-  };
-}
-
-/**
  * A consumer. It waits for Redis when Redis is away (retries forever). A stalled job (worker
  * killed, loop blocked) is run once more so hooks not yet claimed still get their POST; the
  * claims keep the ones already sent from being sent again.
@@ -73,7 +55,7 @@ export function bullBoard({ redisUrl, prefix }: BullSettings) {
  * Connection options rather than a shared client, so BullMQ owns each connection and closes it
  * cleanly with its queue or worker.
  */
-function redisOptions(url: string): RedisOptions {
+export function redisOptions(url: string): RedisOptions {
   const parsed = new URL(url);
   return {
     host: parsed.hostname.replace(/^\[|\]$/g, ''),

@@ -98,6 +98,9 @@ describe.each(engines())('first-party API on %s', (engine) => {
       ['a wrong token', bearer('wrong-token-0123456789')],
       ['the token with a character less', bearer(INTERNAL_TOKEN.slice(0, -1))],
       ['the token in another scheme', { authorization: `Token ${INTERNAL_TOKEN}` }],
+      // Basic is for the operators' pages in a browser; /internal is for machines, with Bearer.
+      ['the token as a Basic password', { authorization: `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}` }],
+      ['the token as a Basic user name', { authorization: `Basic ${Buffer.from(`${INTERNAL_TOKEN}:`).toString('base64')}` }],
     ])('answers 401 unauthorized to %s on every route, changing nothing', async (_why, headers: Record<string, string>) => {
       const { accountId, contactId, key } = await seeded();
       const before = await snapshot(t.db);
