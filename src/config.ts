@@ -30,6 +30,11 @@ const configSchema = z.object({
    * (also the stalled-check interval). Lower it to recover faster from a killed worker.
    */
   WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /**
+   * Time a client has to send a whole request, headers and body; past it the request gets 408
+   * and its connection is closed. Lower it in tests; 30 s suits any real client.
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),

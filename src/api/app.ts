@@ -36,6 +36,15 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = 64 * 1024;
+/** An idle kept-alive connection is closed after this: a few seconds, not Fastify's 72. */
+const IDLE_KEEP_ALIVE_MS = 5_000;
+
+/**
+ * Node enforces the request timeout only when it sweeps its connections, every
+ * connectionsCheckingInterval (30 s by default, which would let a 30 s limit run to 60 s). A
+ * tenth of the limit, at most a second, keeps the overrun small without sweeping constantly.
+ */
+const connectionsCheckingInterval = (requestTimeoutMs: number) => Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
 
 /** The HTTP service. Infrastructure comes in, so tests choose the real parts they run against. */
 export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin }: AppDeps) {
@@ -43,6 +52,14 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     loggerInstance: logger,
     logger: logger ? undefined : { level: config.LOG_LEVEL },
     bodyLimit: BODY_LIMIT,
+    // Slow clients: a request not complete within REQUEST_TIMEOUT_MS (headers included) gets 408.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
+    http: {
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      headersTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: connectionsCheckingInterval(config.REQUEST_TIMEOUT_MS),
+    },
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
     maxParamLength: 128,
     clientErrorHandler,
