@@ -9,6 +9,8 @@ const configSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
+  /** Connections each process keeps to PostgreSQL at most; mind the server's max_connections across processes. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(20),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Namespaces every BullMQ key, so several deployments (or test runs) can share one Redis. */
   QUEUE_PREFIX: z.string().min(1).default('contact-hooks'),

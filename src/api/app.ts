@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { OpenAPIV3 } from 'openapi-types';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
   admin?: (app: FastifyInstance) => Promise<void>;
+  /** Where the API rate limit counts, so that every web process shares it; absent: in this process's memory. */
+  rateLimitRedis?: Redis;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -47,7 +50,7 @@ const IDLE_KEEP_ALIVE_MS = 5_000;
 const connectionsCheckingInterval = (requestTimeoutMs: number) => Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
 
 /** The HTTP service. Infrastructure comes in, so tests choose the real parts they run against. */
-export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin }: AppDeps) {
+export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin, rateLimitRedis }: AppDeps) {
   const app = Fastify({
     loggerInstance: logger,
     logger: logger ? undefined : { level: config.LOG_LEVEL },
@@ -113,6 +116,10 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,
         keyGenerator: (request) => request.caller.keyId,
+        // Shared through Redis, the limit holds however many web processes serve the key. If Redis
+        // does not answer, requests go through uncounted: the limit is for fairness, and the API
+        // keeps answering without Redis, as it does for events (the outbox keeps them).
+        ...(rateLimitRedis && { redis: rateLimitRedis, nameSpace: `${config.QUEUE_PREFIX}:rate-limit:`, skipOnError: true }),
         errorResponseBuilder: (_request, context) =>
           new DomainError('rate_limited', 429, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
       });

@@ -1,4 +1,5 @@
 import { buildApp } from '../api/app.js';
+import { Redis } from 'ioredis';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
@@ -24,6 +25,7 @@ async function main(config: Config) {
 
   let queue;
   let admin;
+  let rateLimitRedis: Redis | undefined;
   let stopInProcessDelivery = async () => {};
   if (config.REDIS_URL) {
     const producer: EventQueue = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
@@ -34,6 +36,9 @@ async function main(config: Config) {
       queueNames: QUEUE_NAMES,
       writable: config.BULL_BOARD_WRITABLE,
     });
+    // Fail fast, like the producer: a request never waits on Redis for its rate-limit count.
+    rateLimitRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+    rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
   } else {
     const delivery = createDelivery(config, store, metrics, log);
     queue = createEmbeddedQueue(delivery.handler, {
@@ -48,7 +53,7 @@ async function main(config: Config) {
     };
   }
 
-  const app = await buildApp({ config, store, queue, metrics, logger: log, admin });
+  const app = await buildApp({ config, store, queue, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
@@ -60,6 +65,7 @@ async function main(config: Config) {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
     await queue.close(); // embedded: waits for running deliveries
+    rateLimitRedis?.disconnect();
     await stopInProcessDelivery();
     await store.close();
   });

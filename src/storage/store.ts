@@ -30,9 +30,9 @@ export type Store = ReturnType<typeof createStore>;
  * Opens PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR under the directory's lock, and brings
  * the schema up to date. Throws DataDirBusyError when another process holds DATA_DIR.
  */
-export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>) {
+export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE'>) {
   if (config.DATABASE_URL) {
-    const db = openPostgres(config.DATABASE_URL);
+    const db = openPostgres(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE });
     await migrate(db);
     return { store: createStore(db), advertise: (_url: string) => {} };
   }
