@@ -11,7 +11,7 @@ import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
 import { engines, type Engine } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
 
-const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }) });
+const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
 
 /** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
 async function unreachableStore(engine: Engine) {

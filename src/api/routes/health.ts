@@ -1,11 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../observability/metrics.js';
-import type { EventQueue } from '../../queue/eventQueue.js';
+import type { JobQueue } from '../../queue/jobQueue.js';
 import type { Store } from '../../storage/store.js';
 import { requireInternalToken } from '../auth.js';
 
 export const healthRoutes =
-  ({ store, queue, metrics, token }: { store: Store; queue: EventQueue; metrics: Metrics; token: string | undefined }): FastifyPluginAsync =>
+  ({
+    store,
+    queue,
+    metrics,
+    token,
+  }: {
+    store: Store;
+    queue: Pick<JobQueue<unknown>, 'ping'>;
+    metrics: Metrics;
+    token: string | undefined;
+  }): FastifyPluginAsync =>
   async (app) => {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
 
@@ -18,7 +28,6 @@ export const healthRoutes =
 
     // Prometheus scrapes with the internal token as its bearer credentials; no token configured, no metrics here.
     app.get('/metrics', { schema: { hide: true }, onRequest: requireInternalToken(token) }, async (_request, reply) => {
-      metrics.queueDepth.set(await queue.depth().catch(() => Number.NaN));
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   };
