@@ -65,7 +65,13 @@ const configSchema = z.object({
    * and its connection is closed. Lower it in tests; 30 s suits any real client.
    */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  /** Unset: DELIVERY_TIMEOUT_MS plus 5 s, so a deploy lets every POST in flight finish and record. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().optional(),
+  /**
+   * How long events, delivery logs, calls and revoked keys are kept (fractions allowed). Contacts
+   * are kept for good; events not yet fanned out and deliveries queued or sending, until done.
+   */
+  RETENTION_DAYS: z.coerce.number().positive().default(30),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Where a worker's metrics port listens: loopback by default, since it has no login. */
@@ -74,14 +80,22 @@ const configSchema = z.object({
   BULL_BOARD_WRITABLE: boolean.default(false),
 });
 
-export type Config = z.infer<typeof configSchema>;
+/** Past the delivery timeout, the time a POST in flight at shutdown has to record its outcome. */
+const SHUTDOWN_MARGIN_MS = 5_000;
+
+const withDerivedDefaults = configSchema.transform((config) => ({
+  ...config,
+  SHUTDOWN_GRACE_MS: config.SHUTDOWN_GRACE_MS ?? config.DELIVERY_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
+}));
+
+export type Config = z.infer<typeof withDerivedDefaults>;
 
 export class ConfigError extends Error {}
 
 /** Parses the environment once, at start; a bad value stops the process with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  const parsed = configSchema.safeParse(present);
+  const parsed = withDerivedDefaults.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);

@@ -8,6 +8,7 @@ import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import type { EventJob } from '../workers/jobs.js';
+import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
 
 /**
@@ -35,8 +36,12 @@ async function main(config: Config) {
     rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
+    const maintenance = startMaintenance(store, log, maintenanceSettings(config));
     queue = engine.events;
-    stopEmbeddedEngine = engine.stop;
+    stopEmbeddedEngine = async () => {
+      await maintenance.stop();
+      await engine.stop();
+    };
   }
 
   const app = await buildApp({ config, store, queue, metrics, logger: log, admin, rateLimitRedis });

@@ -65,10 +65,13 @@ export function hookQueries(db: Database) {
       return rows[0];
     },
 
-    /** True when the key's live hook existed and is now deleted. */
+    /**
+     * True when the key's live hook existed and is now deleted. A deleted hook signs nothing
+     * again, so its secret is blanked here; the row stays while delivery rows point at it.
+     */
     async deleteForKey(keyId: string, hookId: string) {
       const { rowCount } = await db.query(
-        'UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL',
+        `UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL`,
         [hookId, keyId],
       );
       return rowCount > 0;
@@ -76,7 +79,7 @@ export function hookQueries(db: Database) {
 
     /** A target that answered 410 Gone asked to be forgotten (REST Hooks). */
     async deleteGone(hookId: string) {
-      await db.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL', [hookId]);
+      await db.query(`UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND deleted_at IS NULL`, [hookId]);
     },
   };
 }

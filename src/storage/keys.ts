@@ -73,7 +73,7 @@ export function keyQueries(db: Database) {
           [keyId],
         );
         if (rowCount === 0) return false;
-        await tx.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE api_key_id = $1 AND deleted_at IS NULL', [keyId]);
+        await tx.query(`UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE api_key_id = $1 AND deleted_at IS NULL`, [keyId]);
         return true;
       });
     },

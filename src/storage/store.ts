@@ -7,6 +7,7 @@ import { eventQueries } from './events.js';
 import { hookQueries } from './hooks.js';
 import { keyQueries } from './keys.js';
 import { migrate } from './migrate.js';
+import { retentionQueries } from './retention.js';
 import { acquireDataDirLock } from './dataDirLock.js';
 
 /** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */
@@ -19,6 +20,7 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     calls: callQueries(db),
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
+    retention: retentionQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),
     close: () => db.close().finally(onClose),
   };
