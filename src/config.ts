@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SECRETS_KEY_BYTES } from './domain/secretBox.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', ''])
@@ -76,6 +77,16 @@ const configSchema = z.object({
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Where a worker's metrics port listens: loopback by default, since it has no login. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * 32 random bytes, base64 (`openssl rand -base64 32`): hook signing secrets are then stored
+   * encrypted with AES-256-GCM. Unset: they are stored as they are.
+   */
+  SECRETS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]+={0,2}$/, 'must be base64')
+    .transform((text) => Buffer.from(text, 'base64'))
+    .refine((key) => key.length === SECRETS_KEY_BYTES, `must decode to ${SECRETS_KEY_BYTES} bytes (openssl rand -base64 32)`)
+    .optional(),
   /** Bull Board can empty, clean, retry and add jobs only when this is true. */
   BULL_BOARD_WRITABLE: boolean.default(false),
 });

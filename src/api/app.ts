@@ -126,7 +126,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
           new DomainError('rate_limited', 429, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
       });
       await api.register(contactRoutes(deps));
-      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY));
+      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY, config.SECRETS_KEY));
       await api.register(eventRoutes(store));
       await api.register(meRoutes);
     },

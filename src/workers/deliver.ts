@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { envelope } from '../domain/events.js';
 import { isThrottled, retryAfterMs } from '../domain/pacing.js';
+import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { JobHandler } from '../queue/jobQueue.js';
@@ -21,6 +22,8 @@ export interface DelivererDeps {
   settings: PaceSettings;
   metrics: Metrics;
   log: Logger;
+  /** SECRETS_KEY: opens signing secrets stored sealed. */
+  secretsKey: Buffer | undefined;
 }
 
 const FIRST_DEFERRAL_MS = 50;
@@ -44,7 +47,7 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
  * (queued -> sending, once) is what keeps delivery at most once, however often this job runs.
  * A 429 or 503 is recorded as failed, never retried, and holds the target for its Retry-After.
  */
-export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log }: DelivererDeps): JobHandler<DeliveryJob> {
+export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey }: DelivererDeps): JobHandler<DeliveryJob> {
   async function send(deliveryId: string, claimed: ClaimedDelivery, signal: AbortSignal) {
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
@@ -52,7 +55,7 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'contact-hooks/1.0',
-      ...signatureHeaders(claimed.secret, claimed.event_id, body, Date.now() / 1000),
+      ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, body, Date.now() / 1000),
     };
     const posted = await poster.post(claimed.target_url, body, headers);
     if (posted.kind === 'response' && isThrottled(posted.status)) {

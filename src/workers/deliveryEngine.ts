@@ -37,7 +37,7 @@ function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pace
     perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? Math.max(1, Math.floor(config.DELIVERY_CONCURRENCY / 4)),
     perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? Math.max(1, Math.floor(config.DELIVERY_CONCURRENCY / 2)),
   });
-  const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log });
+  const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey: config.SECRETS_KEY });
   const fanOutTo = (deliveries: JobQueue<DeliveryJob>) => createFanOut({ store, pacer, deliveries, settings, metrics, log });
   return { deliver, fanOutTo, poster };
 }
