@@ -3,10 +3,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/store.js';
-import { buildTestApp, newKey } from '../support/app.js';
-import { openTestStore, withPostgres } from '../support/databases.js';
+import { buildTestApp, INTERNAL_TOKEN, newKey } from '../support/app.js';
+import { client } from '../support/client.js';
+import { createPostgresDatabase, openTestStore, withPostgres } from '../support/databases.js';
 import { count, internalAuth, newAccount } from '../support/http.js';
-import { waitUntil } from '../support/processes.js';
+import { sleep, startWeb, stopAllProcesses, waitUntil } from '../support/processes.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const ROUNDS = 5;
 const SUBSCRIBES_PER_ROUND = 30;
@@ -94,5 +96,68 @@ describe.runIf(withPostgres)('revocation racing subscribes on PostgreSQL', () =>
     } finally {
       await holder.end();
     }
+  });
+});
+
+/**
+ * The same race over HTTP against a real web process on PostgreSQL that delivers (embedded
+ * engine, no Redis): after each round an event fires for the account, and none of the revoked
+ * key's subscriptions, whenever they were made, receives a POST; the other key's does.
+ */
+describe.runIf(withPostgres)('revocation racing subscribes, then an event, on a real server', () => {
+  let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
+  let receiver: Receiver;
+  let web: Awaited<ReturnType<typeof startWeb>>;
+  let observer: pg.Client;
+
+  beforeAll(async () => {
+    database = await createPostgresDatabase();
+    observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    receiver = await startReceiver();
+    web = await startWeb({
+      DATABASE_URL: database.url,
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      MAX_HOOKS_PER_KEY: '1000',
+    });
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    await receiver?.close();
+    await observer?.end();
+    await database?.drop();
+  });
+
+  it(`sends nothing to any subscription of the revoked key, in ${ROUNDS} rounds`, async () => {
+    const http = client(web.url);
+    const tally = { created: 0, refused: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      const accountId = `race-${round}`;
+      const issued = await http.call('POST', `/internal/v1/accounts/${accountId}/keys`, INTERNAL_TOKEN, {});
+      const racing = http.api(issued.body.key);
+      const bystander = http.api(await http.newKey(accountId));
+      expect((await bystander('POST', '/hooks', { event: 'new_contact', target_url: `${receiver.url}/kept/${round}` })).status).toBe(201);
+
+      const subscribe = (i: number) => racing('POST', '/hooks', { event: 'new_contact', target_url: `${receiver.url}/revoked/${round}/${i}` });
+      const before = Math.round((SUBSCRIBES_PER_ROUND * (round + 1)) / (ROUNDS + 1));
+      const subscribes = Array.from({ length: before }, (_, i) => subscribe(i));
+      const revoked = http.internal('DELETE', `/keys/${issued.body.id}`);
+      subscribes.push(...Array.from({ length: SUBSCRIBES_PER_ROUND - before }, (_, i) => subscribe(before + i)));
+      expect((await revoked).status).toBe(200);
+      const statuses = (await Promise.all(subscribes)).map((answer) => answer.status);
+      expect(statuses.filter((status) => status !== 201 && status !== 401)).toStrictEqual([]);
+      tally.created += statuses.filter((status) => status === 201).length;
+      tally.refused += statuses.filter((status) => status === 401).length;
+      const live = await observer.query('SELECT count(*)::int AS n FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL', [issued.body.id]);
+      expect(live.rows[0].n).toBe(0);
+
+      expect((await bystander('POST', '/contacts', { phone: `+1415555${String(round).padStart(4, '0')}` })).body.action).toBe('inserted');
+      await waitUntil(() => receiver.requests.some((request) => request.path === `/kept/${round}`), 15_000);
+    }
+    await sleep(500); // room for any wrong POST to land
+    expect(receiver.requests.filter((request) => request.path.startsWith('/revoked/')).map((request) => request.path)).toStrictEqual([]);
+    console.info(`[revocation race, real server] subscribes answered 201: ${tally.created}, 401: ${tally.refused}`);
   });
 });
