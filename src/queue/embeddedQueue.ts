@@ -57,21 +57,27 @@ export function createEmbeddedQueue<Data>(
     );
   }
 
-  const addFresh = (jobs: Job<Data>[]) => {
-    const fresh = jobs.filter((job) => !known.has(job.id));
-    if (closing.signal.aborted || known.size + fresh.length > options.capacity) {
-      throw new Error(`embedded ${options.name} queue is full or closed`);
-    }
-    for (const job of fresh) known.add(job.id);
-    for (const job of fresh) schedule(job);
-    return fresh.length;
+  const unknown = (jobs: Job<Data>[]) => jobs.filter((job) => !known.has(job.id));
+  const take = (jobs: Job<Data>[]) => {
+    for (const job of jobs) known.add(job.id);
+    for (const job of jobs) schedule(job);
   };
 
   return {
     async add(jobs) {
-      addFresh(jobs);
+      const fresh = unknown(jobs);
+      if (closing.signal.aborted || known.size + fresh.length > options.capacity) {
+        throw new Error(`embedded ${options.name} queue is full or closed`);
+      }
+      take(fresh);
     },
-    restore: async (jobs) => addFresh(jobs),
+    // The relay takes what fits; the rest stays in the outbox for its next pass.
+    async restore(jobs) {
+      const room = closing.signal.aborted ? 0 : Math.max(0, options.capacity - known.size);
+      const taken = unknown(jobs).slice(0, room);
+      take(taken);
+      return taken.length;
+    },
     counts: async () => ({ ready: known.size - timers.size, waiting: timers.size }),
     ping: async () => {},
     async close() {

@@ -25,7 +25,7 @@ export interface JobQueue<Data> {
   /**
    * Adds those of `jobs` the queue does not hold pending: never added, lost, or finished or
    * failed and still kept under their id (which would otherwise block them). The outbox relay's
-   * way in. Returns how many were added.
+   * way in. Adds as many as the queue has room for; returns how many were added.
    */
   restore(jobs: Job<Data>[]): Promise<number>;
   /** Jobs ready or running, and jobs waiting for their time. */

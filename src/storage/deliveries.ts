@@ -62,6 +62,14 @@ export function deliveryQueries(db: Sql) {
       );
     },
 
+    /**
+     * Gives a claim back before anything was sent: to `queued` (it waits for its time at the
+     * gate, and is claimed again then) or `expired`. Only the claimant calls this.
+     */
+    async giveBack(deliveryId: string, status: 'queued' | 'expired') {
+      await db.query(`UPDATE deliveries SET status = $2, attempted_at = NULL WHERE id = $1 AND status = 'sending'`, [deliveryId, status]);
+    },
+
     /** A queued delivery that could not get a slot within DELIVERY_MAX_WAIT: never sent. */
     async expire(deliveryId: string) {
       await db.query(`UPDATE deliveries SET status = 'expired' WHERE id = $1 AND status = 'queued'`, [deliveryId]);

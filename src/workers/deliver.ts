@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { envelope } from '../domain/events.js';
 import { isThrottled, retryAfterMs } from '../domain/pacing.js';
@@ -9,7 +10,7 @@ import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js'
 import type { Store } from '../storage/store.js';
 import type { InFlightLimits } from './inFlight.js';
 import type { DeliveryJob } from './jobs.js';
-import { pace, type PaceSettings } from './pace.js';
+import { gate, schedule, type PaceSettings } from './pace.js';
 import type { Pacer } from './pacer.js';
 import type { PostOutcome, Poster } from './poster.js';
 import { untilDone } from './retry.js';
@@ -26,6 +27,12 @@ export interface DelivererDeps {
   secretsKey: Buffer | undefined;
 }
 
+/**
+ * A claimed delivery whose time at the gate is this close waits for it in its worker: a queue's
+ * delayed job wakes tens of ms late, and a time missed by more than an interval is given up.
+ * A longer wait (a hold, a bunch of late deliveries) gives the claim back and waits as a job.
+ */
+const LONGEST_WAIT_AT_GATE_MS = 100;
 const FIRST_DEFERRAL_MS = 50;
 const LONGEST_DEFERRAL_MS = 2_000;
 
@@ -41,13 +48,60 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
 };
 
 /**
- * The `deliveries` job, run by BullMQ workers and the embedded queue alike: waits for the
- * delivery's slot at its target (as a delayed job, holding no worker), steps aside while its
- * account or host has too much in flight, then claims it and sends its one POST. The claim
- * (queued -> sending, once) is what keeps delivery at most once, however often this job runs.
- * A 429 or 503 is recorded as failed, never retried, and holds the target for its Retry-After.
+ * The `deliveries` job, run by BullMQ workers and the embedded queue alike. It runs at its
+ * scheduled time (waiting as a delayed job, holding no worker), steps aside while its account or
+ * host has too much in flight, claims the delivery, passes the target's gate and sends its one
+ * POST. The claim (queued -> sending, once) keeps delivery at most once however often this job
+ * runs; the gate comes after it so that nothing between gate and wire (a slow claim) can bunch
+ * POSTs. When the gate says "later", the claim is given back (nothing was sent) and the job
+ * waits, unless "later" is a few ms. A 429 or 503 is recorded as failed, never retried, and
+ * holds the target for its Retry-After.
  */
 export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey }: DelivererDeps): JobHandler<DeliveryJob> {
+  const expire = async (deliveryId: string, claimed: boolean, signal: AbortSignal) => {
+    const context = { deliveryId };
+    if (claimed) await untilDone('expiry', () => store.deliveries.giveBack(deliveryId, 'expired'), signal, log, context);
+    else await untilDone('expiry', () => store.deliveries.expire(deliveryId), signal, log, context);
+    metrics.deliveries.inc({ outcome: 'expired' });
+  };
+
+  return async (job, signal) => {
+    const context = { deliveryId: job.deliveryId };
+    if (job.slot === undefined) {
+      // Restored by the relay: it was never scheduled, or its schedule was lost with its job.
+      const scheduled = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, context);
+      if (scheduled.kind === 'expired') return expire(job.deliveryId, false, signal);
+      if (scheduled.runAt > Date.now()) return { runAt: scheduled.runAt, data: scheduled.job };
+      job = scheduled.job;
+    }
+
+    const release = inFlight.tryAcquire(job.targetUrl, job.accountId, new URL(job.targetUrl).host);
+    if (!release) {
+      const deferrals = (job.deferrals ?? 0) + 1;
+      return { runAt: Date.now() + deferral(deferrals), data: { ...job, deferrals } };
+    }
+    try {
+      const claimed = await untilDone('claim', () => store.deliveries.claim(job.deliveryId), signal, log, context);
+      if (!claimed) {
+        // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
+        await store.deliveries
+          .dropUnclaimable(job.deliveryId)
+          .catch((error: unknown) => log.warn({ err: error, ...context }, 'could not drop an unclaimable delivery; the relay will try it again'));
+        return;
+      }
+      const gated = await untilDone('pacing', () => gate(pacer, job, settings), signal, log, context);
+      if (gated.kind === 'expired') return await expire(job.deliveryId, true, signal);
+      if (gated.kind === 'wait' && gated.runAt - Date.now() > LONGEST_WAIT_AT_GATE_MS) {
+        await untilDone('giving a claim back', () => store.deliveries.giveBack(job.deliveryId, 'queued'), signal, log, context);
+        return { runAt: gated.runAt, data: gated.job };
+      }
+      if (gated.kind === 'wait') await sleep(gated.runAt - Date.now());
+      await send(job.deliveryId, claimed, signal);
+    } finally {
+      release();
+    }
+  };
+
   async function send(deliveryId: string, claimed: ClaimedDelivery, signal: AbortSignal) {
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
@@ -72,31 +126,4 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
     metrics.deliveryDuration.observe(posted.durationMs / 1000);
     log.info({ ...context, outcome: outcome.status, responseStatus: outcome.responseStatus, ms: posted.durationMs }, 'delivery');
   }
-
-  return async (job, signal) => {
-    const context = { deliveryId: job.deliveryId };
-    const decision = await untilDone('pacing', () => pace(pacer, job, settings), signal, log, context);
-    if (decision.kind === 'expired') {
-      await untilDone('expiry', () => store.deliveries.expire(job.deliveryId), signal, log, context);
-      metrics.deliveries.inc({ outcome: 'expired' });
-      return;
-    }
-    if (decision.kind === 'wait') return { runAt: decision.runAt, data: decision.job };
-
-    const release = inFlight.tryAcquire(job.accountId, new URL(job.targetUrl).host);
-    if (!release) {
-      const deferrals = (job.deferrals ?? 0) + 1;
-      return { runAt: Date.now() + deferral(deferrals), data: { ...decision.job, deferrals } };
-    }
-    try {
-      const claimed = await untilDone('claim', () => store.deliveries.claim(job.deliveryId), signal, log, context);
-      if (claimed) return await send(job.deliveryId, claimed, signal);
-      // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
-      await store.deliveries
-        .dropUnclaimable(job.deliveryId)
-        .catch((error: unknown) => log.warn({ err: error, ...context }, 'could not drop an unclaimable delivery; the relay will try it again'));
-    } finally {
-      release();
-    }
-  };
 }

@@ -3,7 +3,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Job, JobHandler, JobQueue } from '../queue/jobQueue.js';
 import type { Store } from '../storage/store.js';
 import type { DeliveryJob, EventJob } from './jobs.js';
-import { pace, type PaceSettings } from './pace.js';
+import { schedule, type PaceSettings } from './pace.js';
 import type { Pacer } from './pacer.js';
 import { untilDone } from './retry.js';
 
@@ -38,13 +38,13 @@ export function createFanOut({ store, pacer, deliveries, settings, metrics, log 
           maxPerSecond: delivery.max_per_second,
           queuedAt: delivery.queued_at.getTime(),
         };
-        const decision = await untilDone('pacing', () => pace(pacer, job, settings), signal, log, { ...context, deliveryId: job.deliveryId });
+        const decision = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, { ...context, deliveryId: job.deliveryId });
         if (decision.kind === 'expired') {
           await untilDone('expiry', () => store.deliveries.expire(job.deliveryId), signal, log, context);
           metrics.deliveries.inc({ outcome: 'expired' });
           return;
         }
-        jobs.push({ id: job.deliveryId, data: decision.job, runAt: decision.kind === 'wait' ? decision.runAt : undefined });
+        jobs.push({ id: job.deliveryId, data: decision.job, runAt: decision.runAt });
       }),
     );
     await untilDone('enqueue', () => deliveries.add(jobs), signal, log, context);

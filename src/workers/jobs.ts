@@ -12,8 +12,10 @@ export interface DeliveryJob {
   maxPerSecond: number | null;
   /** When the delivery row was created, epoch ms: DELIVERY_MAX_WAIT counts from here. */
   queuedAt: number;
-  /** The slot reserved at the pacer, in the pacer's clock; absent until one is reserved. */
+  /** Its scheduled time at the pacer (pacer's clock); absent until scheduled. */
   slot?: number;
+  /** Its time at the pacer's gate (pacer's clock), once its scheduled time has come. */
+  sendAt?: number;
   /** Times this job stepped aside because its account or host had too much in flight. */
   deferrals?: number;
 }

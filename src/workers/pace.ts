@@ -13,22 +13,38 @@ export type PaceDecision =
   | { kind: 'wait'; runAt: number; job: DeliveryJob }
   | { kind: 'expired' };
 
+const requestOf = (job: DeliveryJob, settings: PaceSettings) => ({
+  targetUrl: job.targetUrl,
+  accountId: job.accountId,
+  perSecond: job.maxPerSecond ?? settings.ratePerTarget,
+  maxWaitMs: job.queuedAt + settings.maxWaitMs - Date.now(),
+});
+
 /**
- * Where a delivery stands at the pacer: its slot has come (send now), it is ahead (wait until
- * then, holding no worker), or no slot comes before DELIVERY_MAX_WAIT runs out (expired). A slot
- * reserved earlier is kept unless the target was held (Retry-After) since it was reserved.
+ * Gives a delivery its scheduled time at its target: it runs then (a delayed job holds no
+ * worker), or expires when no time comes before DELIVERY_MAX_WAIT runs out.
  */
-export async function pace(pacer: Pacer, job: DeliveryJob, settings: PaceSettings): Promise<PaceDecision> {
-  const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
-  if (maxWaitMs < 0) return { kind: 'expired' };
-  const answer = await pacer.reserve({
-    targetUrl: job.targetUrl,
-    accountId: job.accountId,
-    perSecond: job.maxPerSecond ?? settings.ratePerTarget,
-    maxWaitMs,
-    reserved: job.slot,
-  });
-  if (answer.kind === 'too_late') return { kind: 'expired' };
-  const paced = { ...job, slot: answer.slot };
-  return answer.waitMs > 0 ? { kind: 'wait', runAt: Date.now() + answer.waitMs, job: paced } : { kind: 'send', job: paced };
+export async function schedule(
+  pacer: Pacer,
+  job: DeliveryJob,
+  settings: PaceSettings,
+): Promise<{ kind: 'expired' } | { kind: 'scheduled'; runAt: number; job: DeliveryJob }> {
+  const request = requestOf(job, settings);
+  const scheduled = request.maxWaitMs < 0 ? ({ kind: 'too_late' } as const) : await pacer.schedule(request);
+  if (scheduled.kind === 'too_late') return { kind: 'expired' };
+  return { kind: 'scheduled', runAt: Date.now() + scheduled.waitMs, job: { ...job, slot: scheduled.at } };
+}
+
+/**
+ * When a claimed delivery may leave: now, or a moment later behind others that came back late
+ * together (it then gives its claim back and waits, holding no worker), or never, when no time
+ * comes before DELIVERY_MAX_WAIT runs out. A gate time taken on an earlier run is kept unless
+ * the target was held since.
+ */
+export async function gate(pacer: Pacer, job: DeliveryJob, settings: PaceSettings): Promise<PaceDecision> {
+  const request = requestOf(job, settings);
+  const gated = request.maxWaitMs < 0 ? ({ kind: 'too_late' } as const) : await pacer.gate({ ...request, taken: job.sendAt });
+  if (gated.kind === 'too_late') return { kind: 'expired' };
+  const next = { ...job, sendAt: gated.at };
+  return gated.waitMs > 0 ? { kind: 'wait', runAt: Date.now() + gated.waitMs, job: next } : { kind: 'send', job: next };
 }

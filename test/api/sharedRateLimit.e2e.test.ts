@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBullStack } from '../support/bullStack.js';
+import { startStack } from '../support/stack.js';
 import { client } from '../support/client.js';
 import { startWeb, withPostgresAndRedis } from '../support/processes.js';
 
@@ -10,11 +10,11 @@ const LIMIT = 10;
  * one Redis, one key, requests alternating between them.
  */
 describe.runIf(withPostgresAndRedis)('the API rate limit across web processes', () => {
-  let stack: Awaited<ReturnType<typeof startBullStack>>;
+  let stack: Awaited<ReturnType<typeof startStack>>;
   let second: Awaited<ReturnType<typeof startWeb>>;
 
   beforeAll(async () => {
-    stack = await startBullStack({ workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    stack = await startStack({ mode: 'bullmq', workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
     second = await startWeb(stack.env);
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBullStack } from '../support/bullStack.js';
+import { startStack } from '../support/stack.js';
 import { freePort, startProcess, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 /** What a GET of /metrics on host:port gives: the status, or the connection error's code. */
@@ -15,9 +15,9 @@ const scrape = (host: string, port: number) =>
  * machine": a socket bound to 127.0.0.1 does not accept it, one bound to every interface does.
  */
 describe.runIf(withPostgresAndRedis)('a worker’s metrics port', () => {
-  let stack: Awaited<ReturnType<typeof startBullStack>>;
+  let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
-    stack = await startBullStack({ workers: 0 });
+    stack = await startStack({ mode: 'bullmq', workers: 0 });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBullStack } from '../support/bullStack.js';
+import { startStack } from '../support/stack.js';
 import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 const RETENTION_S = 3;
@@ -19,10 +19,10 @@ const percentile = (values: number[], p: number) => [...values].sort((a, b) => a
  * the middle third, and far fewer than were written.
  */
 describe.runIf(withPostgresAndRedis)('table sizes under constant load with RETENTION_DAYS', () => {
-  let stack: Awaited<ReturnType<typeof startBullStack>>;
+  let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startBullStack({ workers: 1, env: { RETENTION_DAYS: String(RETENTION_S / 86_400) } });
+    stack = await startStack({ mode: 'bullmq', workers: 1, env: { RETENTION_DAYS: String(RETENTION_S / 86_400) } });
   });
   afterAll(async () => {
     await stack?.stop();
