@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../../domain/errors.js';
 import { reportCall } from '../../services/calls.js';
 import { upsertContact } from '../../services/contacts.js';
 import type { ServiceDeps } from '../../services/deps.js';
-import { issueApiKey } from '../../services/keys.js';
+import { issueApiKey, rotateApiKey } from '../../services/keys.js';
 import { isUuid, toIso } from '../format.js';
 import {
   accountParam,
@@ -17,12 +17,14 @@ import {
   keyInput,
   ok,
   ownerEditInput,
+  rotatedKey,
   syncInput,
   upsertResult,
 } from '../schemas.js';
 import { z } from 'zod';
 
 const contactParams = accountParam.extend({ contact_id: z.string() });
+const keyParam = z.object({ key_id: z.string() });
 const toContactBody = (c: StoredContact) => ({
   contact_id: c.id,
   phone: c.phone,
@@ -54,7 +56,13 @@ export const internalRoutes =
       };
     });
 
-    app.delete('/keys/:key_id', { schema: { params: z.object({ key_id: z.string() }), response: { 200: ok } } }, async (request) => {
+    app.post('/keys/:key_id/rotate', { schema: { params: keyParam, response: { 200: rotatedKey } } }, async (request) => {
+      const rotated = isUuid(request.params.key_id) ? await rotateApiKey(store, request.params.key_id) : undefined;
+      if (!rotated) throw notFound();
+      return { ...rotated, created_at: toIso(rotated.created_at) };
+    });
+
+    app.delete('/keys/:key_id', { schema: { params: keyParam, response: { 200: ok } } }, async (request) => {
       const revoked = isUuid(request.params.key_id) && (await store.keys.revoke(request.params.key_id));
       if (!revoked) throw notFound();
       return { ok: true as const };
