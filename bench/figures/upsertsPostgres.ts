@@ -9,7 +9,7 @@ import type { BenchContext } from '../context.js';
 import { newContactLatency } from '../measure/deliveries.js';
 import { upsertPair, type UpsertFigure } from '../measure/upsertPair.js';
 import { fmt, growthRows, ratioRow, type FigureResult } from '../results.js';
-import { UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
+import { SERVICE_DEFAULTS, UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
 import { seedContacts } from '../support/seeding.js';
 import { runQueue, type PostgresStack } from '../support/stacks.js';
 
@@ -43,8 +43,8 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
   const latencyKey = await stack.client.newKey('bench-lat');
   await stack.client.subscribe(latencyKey, 'new_contact', `${ctx.receiver.url}${CHANNEL}`);
   const events = runQueue(ctx, 'events');
-  // The service's own pool, as openPostgres opens it for the web process.
-  const direct = openPostgres(ctx.database.url);
+  // The pool the web process opens: DATABASE_POOL_SIZE, at its default.
+  const direct = openPostgres(ctx.database.url, { max: SERVICE_DEFAULTS.DATABASE_POOL_SIZE });
   await stack.stopWorkers();
   const points: ContactPoint[] = [];
   try {
@@ -81,7 +81,7 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
         figure: '1',
         what: `Upsert throughput, PostgreSQL: POST /api/v1/contacts, ${UPSERT_CONNECTIONS} connections, ${fmt(first.actualRows)} contacts, ${settings.durations.upsert / 1000} s each in ${UPSERT_ROUNDS} alternating rounds (API ${first.api.rounds.join(' / ')}, direct ${first.direct.rounds.join(' / ')} per s; ${fmt(first.api.inserted)} inserted / ${fmt(first.api.updated)} updated)`,
         measured: `${fmt(first.api.perSecond)} req/s`,
-        reference: `${fmt(first.direct.perSecond)} upserts/s: contactQueries(db).upsert through openPostgres(url), the service's own pool, ${UPSERT_CONNECTIONS} concurrent`,
+        reference: `${fmt(first.direct.perSecond)} upserts/s: contactQueries(db).upsert through openPostgres with the service's pool (DATABASE_POOL_SIZE=${SERVICE_DEFAULTS.DATABASE_POOL_SIZE}), ${UPSERT_CONNECTIONS} concurrent`,
         ratio: first.api.perSecond / first.direct.perSecond,
         goal: { atLeast: 0.7 },
       }),
@@ -89,7 +89,7 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
     growth: contactGrowth('contacts (PostgreSQL)', rate, points),
     notes: [
       'Figure 1 (PostgreSQL): the web process runs with REDIS_URL, so each new contact is also enqueued to Redis, as in production; the worker is stopped during the upsert windows (its work is figure 2), and the new_contact events of those upserts, which have no subscriber, are then marked dispatched and their jobs drained.',
-      "Figure 1 reference: the bench process calls the store's own contactQueries(db).upsert (BEGIN / INSERT … ON CONFLICT DO NOTHING / INSERT event, or SELECT … FOR UPDATE / UPDATE / COMMIT) through openPostgres(url), the pool the service itself opens, with the same phone mix (uniform over the seeded phones, or new).",
+      "Figure 1 reference: the bench process calls the store's own contactQueries(db).upsert (BEGIN / INSERT … ON CONFLICT DO NOTHING / INSERT event, or SELECT … FOR UPDATE / UPDATE / COMMIT) through openPostgres with DATABASE_POOL_SIZE connections, the pool the service itself opens, with the same phone mix (uniform over the seeded phones, or new).",
     ],
   };
 }
