@@ -44,7 +44,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     logger: logger ? undefined : { level: config.LOG_LEVEL },
     bodyLimit: BODY_LIMIT,
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
-    maxParamLength: 128,
+    routerOptions: { maxParamLength: 128 },
     clientErrorHandler,
     frameworkErrors: routerErrors((request, reply, route) => recordRequest(request, reply, route)),
     logController: new LogController({ disableRequestLogging: true }),
