@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   LogController,
@@ -8,16 +6,17 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import type { OpenAPIV3 } from 'openapi-types';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
 import { DomainError, unavailable } from '../domain/errors.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { EventQueue } from '../queue/eventQueue.js';
 import type { Store } from '../storage/store.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
+import { documentScopeErrors } from './documentedErrors.js';
 import { clientErrorHandler, registerErrorHandling, routerErrors } from './errors.js';
 import { acceptJsonBodiesOnly } from './jsonBody.js';
+import { internalDocs, publicDocs, registerOpenApi } from './openapi.js';
 import { contactRoutes } from './routes/contacts.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -77,20 +76,13 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   };
   app.addHook('onResponse', async (request, reply) => recordRequest(request, reply, request.routeOptions.url ?? 'unmatched'));
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'contact-hooks public API', version: '1.0.0' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    hideUntagged: false,
-  });
+  await registerOpenApi(app);
 
   const deps = { store, queue, defaultCountry: config.DEFAULT_COUNTRY };
 
   await app.register(
     async (api) => {
+      api.addHook('onRoute', documentScopeErrors(['unauthorized', 'rate_limited', 'internal', 'unavailable']));
       api.addHook('onRequest', requireApiKey(store));
       await api.register(rateLimit, {
         max: config.RATE_LIMIT_PER_MINUTE,
@@ -112,8 +104,10 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   if (config.INTERNAL_API_TOKEN) {
     await app.register(
       async (internal) => {
+        internal.addHook('onRoute', documentScopeErrors(['unauthorized', 'internal', 'unavailable']));
         internal.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN));
         await internal.register(internalRoutes(deps));
+        await internal.register(internalDocs);
       },
       { prefix: '/internal/v1' },
     );
@@ -127,13 +121,6 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   }
 
   await app.register(healthRoutes({ store, queue, metrics }));
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app.swagger() as OpenAPIV3.Document));
+  await app.register(publicDocs);
   return app;
-}
-
-/** The published document covers the public API only; first-party and operator routes stay out. */
-function openApiDocument(document: OpenAPIV3.Document) {
-  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
-  return { ...document, paths };
 }

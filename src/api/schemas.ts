@@ -13,8 +13,6 @@ const code = (missing: string, wrongType = 'invalid_request') => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? missing : wrongType),
 });
 
-export const errorBody = z.object({ error: z.string() }).meta({ id: 'Error' });
-
 // Automation platforms send null for empty fields: null is read as absent.
 export const contactInput = z.object({
   phone: z
@@ -64,11 +62,13 @@ export const identity = z.object({
   key: z.object({ id: z.uuid(), source: z.string(), name: z.string().nullable(), created_at: z.iso.datetime() }),
 });
 export const ok = z.object({ ok: z.literal(true) });
-export const idParam = z.object({ id: z.string() });
+export const idParam = z.object({
+  id: z.string().meta({ description: 'The subscription id that subscribe returned', examples: ['9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d'] }),
+});
 
 export const eventsQuery = z.object({
-  event: z.string(code('invalid_event', 'invalid_event')),
-  limit: z.coerce.number().int().min(1).max(100).default(3),
+  event: z.string(code('invalid_event', 'invalid_event')).meta({ enum: [...EVENT_TYPES], examples: ['new_contact'] }),
+  limit: z.coerce.number().int().min(1).max(100).default(3).meta({ description: 'How many, newest first', examples: [3] }),
 });
 
 export const eventList = z.object({

@@ -1,24 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import type { OpenAPIV3 } from 'openapi-types';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { openPglite, openPostgres } from '../../src/storage/database.js';
-import { createStore } from '../../src/storage/store.js';
 import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
-import { engines, type Engine } from '../support/databases.js';
+import { engines, unreachableStore } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
 
 const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }) });
-
-/** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
-async function unreachableStore(engine: Engine) {
-  if (engine === 'postgres') return createStore(openPostgres('postgres://postgres@127.0.0.1:1/none', { max: 1 }));
-  const db = await openPglite(undefined);
-  await db.close();
-  return createStore({ ...db, close: async () => {} });
-}
 
 describe.each(engines())('platform endpoints on %s', (engine) => {
   let t: TestApp;
@@ -57,54 +46,6 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
         await down.close();
         await store.close();
       }
-    });
-  });
-
-  describe('OpenAPI and docs', () => {
-    let document: OpenAPIV3.Document;
-
-    beforeAll(async () => {
-      const response = await app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^application\/json/);
-      document = response.json();
-    });
-
-    it('is an OpenAPI 3 document', () => {
-      expect(document.openapi).toMatch(/^3\.\d+\.\d+$/);
-      expect(document.info.title).toEqual(expect.any(String));
-    });
-
-    it('describes the public API: contacts, hooks and hooks/{id}', () => {
-      const paths = Object.keys(document.paths);
-      expect(paths).toEqual(expect.arrayContaining(['/api/v1/contacts', '/api/v1/hooks', '/api/v1/hooks/{id}']));
-      expect(Object.keys(document.paths['/api/v1/hooks']!).sort()).toStrictEqual(['get', 'post']);
-      expect(Object.keys(document.paths['/api/v1/hooks/{id}']!)).toContain('delete');
-    });
-
-    it('leaves out /internal and operator paths', () => {
-      const paths = Object.keys(document.paths);
-      expect(paths.filter((path) => !path.startsWith('/api/v1/'))).toStrictEqual([]);
-      expect(JSON.stringify(document)).not.toContain('/internal');
-    });
-
-    it('takes its request schemas from the routes: the contact body requires phone', () => {
-      const body = document.paths['/api/v1/contacts']!.post!.requestBody as OpenAPIV3.RequestBodyObject;
-      const schema = body.content['application/json']!.schema as OpenAPIV3.SchemaObject;
-      expect(schema.required).toStrictEqual(['phone']);
-      expect(Object.keys(schema.properties ?? {}).sort()).toStrictEqual(['email', 'name', 'phone']);
-    });
-
-    it('serves a docs page at /docs', async () => {
-      let response = await app.inject({ method: 'GET', url: '/docs' });
-      if (response.statusCode >= 300 && response.statusCode < 400) {
-        const location = new URL(String(response.headers.location), 'http://localhost/docs');
-        expect(location.pathname.startsWith('/docs')).toBe(true);
-        response = await app.inject({ method: 'GET', url: location.pathname });
-      }
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^text\/html/);
-      expect(response.body).toContain('Swagger UI');
     });
   });
 

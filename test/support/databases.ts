@@ -48,3 +48,11 @@ export async function openTestStore(engine: Engine): Promise<{ store: Store; db:
     },
   };
 }
+
+/** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
+export async function unreachableStore(engine: Engine): Promise<Store> {
+  if (engine === 'postgres') return createStore(openPostgres('postgres://postgres@127.0.0.1:1/none', { max: 1 }));
+  const db = await openPglite(undefined);
+  await db.close();
+  return createStore({ ...db, close: async () => {} });
+}

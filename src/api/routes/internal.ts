@@ -6,6 +6,7 @@ import { reportCall } from '../../services/calls.js';
 import { upsertContact } from '../../services/contacts.js';
 import type { ServiceDeps } from '../../services/deps.js';
 import { issueApiKey } from '../../services/keys.js';
+import { errorAnswers } from '../documentedErrors.js';
 import { isUuid, toIso } from '../format.js';
 import {
   accountParam,
@@ -40,27 +41,43 @@ export const internalRoutes =
 
     app.post(
       '/accounts/:account_id/keys',
-      { schema: { params: accountParam, body: keyInput, response: { 201: createdKey } } },
+      {
+        schema: {
+          tags: ['keys'],
+          summary: 'Issue an API key for an account (the key is shown only here)',
+          params: accountParam,
+          body: keyInput,
+          response: { 201: createdKey, ...errorAnswers('invalid_source', 'invalid_account', 'invalid_name') },
+        },
+      },
       async (request, reply) => {
         const created = await issueApiKey(store, request.params.account_id, request.body);
         return reply.status(201).send({ ...created, created_at: toIso(created.created_at) });
       },
     );
 
-    app.get('/accounts/:account_id/keys', { schema: { params: accountParam, response: { 200: z.object({ keys: z.array(apiKey) }) } } }, async (request) => {
+    const listKeys = { tags: ['keys'], summary: "An account's keys, without secrets", params: accountParam, response: { 200: z.object({ keys: z.array(apiKey) }) } };
+    app.get('/accounts/:account_id/keys', { schema: listKeys }, async (request) => {
       const keys = await store.keys.listForAccount(request.params.account_id);
       return {
         keys: keys.map((key) => ({ ...key, created_at: toIso(key.created_at), revoked_at: key.revoked_at && toIso(key.revoked_at) })),
       };
     });
 
-    app.delete('/keys/:key_id', { schema: { params: z.object({ key_id: z.string() }), response: { 200: ok } } }, async (request) => {
+    const revoke = {
+      tags: ['keys'],
+      summary: 'Revoke a key: it answers 401 at once, and its subscriptions are deleted',
+      params: z.object({ key_id: z.string() }),
+      response: { 200: ok, ...errorAnswers('not_found') },
+    };
+    app.delete('/keys/:key_id', { schema: revoke }, async (request) => {
       const revoked = isUuid(request.params.key_id) && (await store.keys.revoke(request.params.key_id));
       if (!revoked) throw notFound();
       return { ok: true as const };
     });
 
-    app.get('/accounts/:account_id/contacts/:contact_id', { schema: { params: contactParams, response: { 200: contact } } }, async (request) => {
+    const getContact = { tags: ['contacts'], summary: 'A contact', params: contactParams, response: { 200: contact, ...errorAnswers('not_found') } };
+    app.get('/accounts/:account_id/contacts/:contact_id', { schema: getContact }, async (request) => {
       const { account_id, contact_id } = request.params;
       const found = isUuid(contact_id) ? await store.contacts.get(account_id, contact_id) : undefined;
       if (!found) throw notFound();
@@ -69,7 +86,15 @@ export const internalRoutes =
 
     app.patch(
       '/accounts/:account_id/contacts/:contact_id',
-      { schema: { params: contactParams, body: ownerEditInput, response: { 200: contact } } },
+      {
+        schema: {
+          tags: ['contacts'],
+          summary: 'Owner edit: the fields sent become owner-held, and win over every later upsert',
+          params: contactParams,
+          body: ownerEditInput,
+          response: { 200: contact, ...errorAnswers('invalid_name', 'invalid_email', 'not_found') },
+        },
+      },
       async (request) => {
         const { account_id, contact_id } = request.params;
         const edit = validateOwnerEdit(request.body);
@@ -81,7 +106,15 @@ export const internalRoutes =
 
     app.post(
       '/accounts/:account_id/contacts/sync',
-      { schema: { params: accountParam, body: syncInput, response: { 200: upsertResult } } },
+      {
+        schema: {
+          tags: ['contacts'],
+          summary: 'CRM sync: the same upsert as the public API, with the CRM as source',
+          params: accountParam,
+          body: syncInput,
+          response: { 200: upsertResult, ...errorAnswers('missing_phone', 'invalid_source') },
+        },
+      },
       async (request) => {
         const { source, ...input } = request.body;
         if (!SOURCE_SHAPE.test(source)) throw badRequest('invalid_source');
@@ -91,7 +124,15 @@ export const internalRoutes =
 
     app.post(
       '/accounts/:account_id/calls',
-      { schema: { params: accountParam, body: callInput, response: { 202: callResult } } },
+      {
+        schema: {
+          tags: ['calls'],
+          summary: 'Report a finished call; answers the events it fired (none when reported before)',
+          params: accountParam,
+          body: callInput,
+          response: { 202: callResult, ...errorAnswers('invalid_caller_number') },
+        },
+      },
       async (request, reply) => {
         const result = await reportCall({ ...deps, log: request.log }, request.params.account_id, request.body);
         return reply.status(202).send(result);
