@@ -4,6 +4,18 @@ const boolean = z
   .enum(['true', 'false', '1', '0', ''])
   .transform((value) => value === 'true' || value === '1');
 
+const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A duration such as `24h`, `90m`, `30s` or `500ms`; a bare number is seconds. Parsed to ms. */
+const duration = z
+  .string()
+  .regex(/^\d+(\.\d+)?(ms|s|m|h|d)?$/, 'must be a duration such as 24h, 90m, 30s or 500ms')
+  .transform((text) => {
+    const [, amount, unit] = /^([\d.]+)(ms|s|m|h|d)?$/.exec(text)!;
+    return Number(amount) * DURATION_UNITS_MS[(unit ?? 's') as keyof typeof DURATION_UNITS_MS];
+  })
+  .refine((ms) => ms > 0, 'must be longer than zero');
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -21,8 +33,24 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
   MAX_HOOKS_PER_KEY: z.coerce.number().int().positive().default(100),
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Deliveries a worker (or the embedded process) sends at once; one waiting for its slot holds none. */
   DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(64),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
+  /** POSTs per second to one target URL, unless its subscription set max_per_second. Zapier refuses above ~30/s. */
+  DELIVERY_RATE_PER_TARGET: z.coerce.number().positive().max(1_000_000).default(20),
+  /** POSTs per 5 minutes to one (account, target host): Zapier refuses above 10,000 per user. */
+  DELIVERY_BUDGET_PER_HOST: z.coerce.number().int().positive().default(10_000),
+  /** A delivery that cannot get its slot within this long after it was queued expires unsent. */
+  DELIVERY_MAX_WAIT: duration.default(86_400_000),
+  /** POSTs one account, and one target host, may have in flight per process; unset: a quarter and half of DELIVERY_CONCURRENCY. */
+  DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce.number().int().positive().optional(),
+  DELIVERY_MAX_IN_FLIGHT_PER_HOST: z.coerce.number().int().positive().optional(),
+  /** DNS servers for target names (host or host:port, comma-separated); unset: the system's. */
+  DELIVERY_DNS_SERVERS: z
+    .string()
+    .transform((list) => list.split(',').map((server) => server.trim()).filter(Boolean))
+    .optional(),
+  DELIVERY_DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
   /** Capacity of the in-process queue used when REDIS_URL is unset. */
   EMBEDDED_QUEUE_CAPACITY: z.coerce.number().int().positive().default(10_000),
   /**

@@ -2,7 +2,8 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createGuardedConnector, createPoster, PrivateAddressError, type Poster } from '../src/delivery/poster.js';
+import { createGuardedConnector, createPoster, PrivateAddressError, type Poster } from '../src/workers/poster.js';
+import { createDnsLookup } from '../src/workers/dnsLookup.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { createTestCertificate } from './support/tls.js';
 
@@ -175,7 +176,7 @@ describe('poster SSRF policy', () => {
   });
 
   const connectOnce = (hostname: string, port: number): Promise<Error | null> => {
-    const connect = createGuardedConnector({ ca, timeout: 2000 });
+    const connect = createGuardedConnector({ ca, timeout: 2000 }, createDnsLookup({ timeoutMs: 2000 }));
     return new Promise((resolve) => {
       connect({ hostname, protocol: 'https:', port: String(port) }, (err, socket) => {
         socket?.destroy();

@@ -10,7 +10,8 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Config } from '../config.js';
 import { DomainError, unavailable } from '../domain/errors.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
-import type { EventQueue } from '../queue/eventQueue.js';
+import type { JobQueue } from '../queue/jobQueue.js';
+import type { EventJob } from '../workers/jobs.js';
 import type { Store } from '../storage/store.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
 import { documentScopeErrors } from './documentedErrors.js';
@@ -27,7 +28,7 @@ import { meRoutes } from './routes/me.js';
 export interface AppDeps {
   config: Config;
   store: Store;
-  queue: EventQueue;
+  queue: JobQueue<EventJob>;
   metrics?: Metrics;
   logger?: FastifyBaseLogger;
   /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
@@ -78,6 +79,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
 
   await registerOpenApi(app);
 
+  metrics.watchQueues({ events: queue });
   const deps = { store, queue, defaultCountry: config.DEFAULT_COUNTRY };
 
   await app.register(

@@ -1,9 +1,5 @@
 import { pino } from 'pino';
 import type { Config } from '../config.js';
-import { createPoster } from '../delivery/poster.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { Store } from '../storage/store.js';
-import { createEventDeliverer } from '../workers/deliverEvent.js';
 
 /** JSON logs; anything that could hold a key is redacted even if a future log line includes it. */
 export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>, role: string) =>
@@ -12,12 +8,6 @@ export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>, role: string) =>
     base: { role, pid: process.pid },
     redact: ['req.headers.authorization', 'headers.authorization', 'key', '*.key'],
   });
-
-/** The delivery job handler with its HTTP client, as both the embedded queue and workers run it. */
-export function createDelivery(config: Config, store: Store, metrics: Metrics, log: pino.Logger) {
-  const poster = createPoster({ timeoutMs: config.DELIVERY_TIMEOUT_MS, allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS });
-  return { poster, handler: createEventDeliverer({ store, poster, metrics, log }) };
-}
 
 /** Prints a start-up problem as one clear line and exits non-zero, instead of a stack trace. */
 export function exitWith(message: string): never {

@@ -1,17 +1,16 @@
 import { buildApp } from '../api/app.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
-import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
-import type { EventQueue } from '../queue/eventQueue.js';
 import { bullBoard, createBullProducer } from '../queue/bullmq.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
-import { startOutboxRelay } from '../workers/outboxRelay.js';
-import { createDelivery, createLogger, exitWith, onShutdownSignal } from './runtime.js';
+import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
+import type { EventJob } from '../workers/jobs.js';
+import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
 
 /**
  * The web process. With REDIS_URL it only produces jobs (workers deliver); without it, the
- * embedded default, it also runs the delivery handler and the outbox relay in-process.
+ * embedded default, it also runs the delivery engine in-process.
  */
 async function main(config: Config) {
   if (config.REDIS_URL && !config.DATABASE_URL) {
@@ -23,23 +22,15 @@ async function main(config: Config) {
 
   let queue;
   let admin;
-  let stopInProcessDelivery = async () => {};
+  let stopEmbeddedEngine = async () => {};
   if (config.REDIS_URL) {
-    const producer: EventQueue = createBullProducer({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
-    queue = producer;
-    admin = bullBoard({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+    const redis = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
+    queue = createBullProducer<EventJob>(redis, 'events', { log, failFast: true });
+    admin = bullBoard(redis, log);
   } else {
-    const delivery = createDelivery(config, store, metrics, log);
-    queue = createEmbeddedQueue(delivery.handler, {
-      capacity: config.EMBEDDED_QUEUE_CAPACITY,
-      concurrency: config.DELIVERY_CONCURRENCY,
-      log,
-    });
-    const relay = startOutboxRelay(store, queue, log);
-    stopInProcessDelivery = async () => {
-      await relay.stop();
-      await delivery.poster.close();
-    };
+    const engine = startEmbeddedEngine({ config, store, metrics, log });
+    queue = engine.events;
+    stopEmbeddedEngine = engine.stop;
   }
 
   const app = await buildApp({ config, store, queue, metrics, logger: log, admin });
@@ -53,8 +44,8 @@ async function main(config: Config) {
     // when closing began are closed as soon as they go idle, instead of after their timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
-    await queue.close(); // embedded: waits for running deliveries
-    await stopInProcessDelivery();
+    if (config.REDIS_URL) await queue.close();
+    await stopEmbeddedEngine(); // embedded: lets running deliveries finish
     await store.close();
   });
 }

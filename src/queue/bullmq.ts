@@ -1,19 +1,27 @@
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { createBullBoard } from '@bull-board/api';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, Queue, Worker, type JobsOptions } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Redis, RedisOptions } from 'ioredis';
-import type { EventJobHandler, EventQueue } from './eventQueue.js';
+import type { Logger } from 'pino';
+import type { JobHandler, JobQueue } from './jobQueue.js';
 
-export const EVENTS_QUEUE = 'events';
-const JOB_NAME = 'deliver-event';
+/** `events`: one fan-out job per event; `deliveries`: one job per (event, subscription). */
+export const QUEUE_NAMES = ['events', 'deliveries'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /**
- * What Redis keeps for operators (Bull Board): the latest completed jobs, failed ones for a week.
- * Kept jobs also make a repeated enqueue a no-op, but the delivery claims are what dedupe.
+ * What Redis keeps for operators (Bull Board): the latest completed jobs and the latest failed
+ * ones, both capped. A kept job blocks re-adding its id, which is why the relay uses restore().
  */
-const KEEP = { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: 7 * 86_400 } };
+const JOB_OPTIONS: JobsOptions = {
+  // One run per job: recovery comes from the outbox relay and from retrying inside the job
+  // before its claim, never from re-running a job that may have sent.
+  attempts: 1,
+  removeOnComplete: { age: 3_600, count: 1_000 },
+  removeOnFail: { count: 1_000 },
+};
 
 export interface BullSettings {
   redisUrl: string;
@@ -21,59 +29,10 @@ export interface BullSettings {
 }
 
 /**
- * The web process's producer. It fails fast when Redis is away (no offline buffering, one try per
- * command), so requests never wait on Redis; the outbox keeps what could not be enqueued.
- */
-export function createBullProducer({ redisUrl, prefix }: BullSettings) {
-  const queue = new Queue(EVENTS_QUEUE, {
-    connection: { ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 },
-    prefix,
-  });
-  queue.on('error', () => {}); // reported through failed enqueues and /readyz, not as crashes
-  const producer: EventQueue = {
-    async enqueue(eventIds) {
-      await queue.addBulk(
-        eventIds.map((eventId) => ({ name: JOB_NAME, data: { eventId }, opts: { jobId: eventId, attempts: 1, ...KEEP } })),
-      );
-    },
-    async depth() {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-      return Object.values(counts).reduce((sum, count) => sum + count, 0);
-    },
-    async ping() {
-      await ((await queue.client) as unknown as Redis).ping();
-    },
-    close: () => queue.close(),
-  };
-  return producer;
-}
-
-/**
- * Bull Board at /admin/queues; the caller puts it behind the internal token. It gets a connection
- * of its own: the producer's fail-fast connection is for the request path, not for an operator's page.
- */
-export function bullBoard({ redisUrl, prefix }: BullSettings) {
-  return async (app: FastifyInstance) => {
-    const queue = new Queue(EVENTS_QUEUE, { connection: redisOptions(redisUrl), prefix });
-    queue.on('error', () => {});
-    app.addHook('onClose', () => queue.close());
-    const serverAdapter = new FastifyAdapter();
-    createBullBoard({ queues: [new BullMQAdapter(queue)], serverAdapter });
-    serverAdapter.setBasePath('/admin/queues');
-    await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
-  };
-}
-
-/**
- * A consumer. It waits for Redis when Redis is away (retries forever). A stalled job (worker
- * killed, loop blocked) is run once more so hooks not yet claimed still get their POST; the
- * claims keep the ones already sent from being sent again.
- */
-/**
  * Connection options rather than a shared client, so BullMQ owns each connection and closes it
  * cleanly with its queue or worker.
  */
-function redisOptions(url: string): RedisOptions {
+export function redisOptions(url: string): RedisOptions {
   const parsed = new URL(url);
   return {
     host: parsed.hostname.replace(/^\[|\]$/g, ''),
@@ -85,18 +44,111 @@ function redisOptions(url: string): RedisOptions {
   };
 }
 
-export function startBullWorker(
+/**
+ * A producer. `failFast` (the web process) gives up at once when Redis is away, so requests
+ * never wait on Redis: the outbox keeps what could not be enqueued. A worker's producer waits.
+ */
+export function createBullProducer<Data>(
   { redisUrl, prefix }: BullSettings,
-  handler: EventJobHandler,
-  options: { concurrency: number; lockMs: number },
+  name: QueueName,
+  { log, failFast }: { log: Logger; failFast: boolean },
+): JobQueue<Data> {
+  const connection = failFast
+    ? { ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 }
+    : { ...redisOptions(redisUrl), maxRetriesPerRequest: null };
+  const queue = new Queue<Data>(name, { connection, prefix });
+  // Failed commands reject to their caller; this is the connection's own reporting.
+  queue.on('error', (error) => log.warn({ err: error, queue: name }, 'queue connection problem'));
+  const toBulk = (jobs: Parameters<JobQueue<Data>['add']>[0]) =>
+    jobs.map((job) => ({
+      name,
+      data: job.data,
+      opts: { ...JOB_OPTIONS, jobId: job.id, delay: job.runAt === undefined ? undefined : Math.max(0, job.runAt - Date.now()) },
+    }));
+  return {
+    async add(jobs) {
+      // BullMQ's typings want the job name as a literal of its NameType; ours is the queue's name.
+      if (jobs.length > 0) await queue.addBulk(toBulk(jobs) as never);
+    },
+    async restore(jobs) {
+      const states = await Promise.all(jobs.map((job) => queue.getJobState(job.id)));
+      const finished = (i: number) => states[i] === 'completed' || states[i] === 'failed';
+      // A finished job kept for operators still holds its id; remove it so the id can be added again.
+      await Promise.all(jobs.map((job, i) => (finished(i) ? queue.remove(job.id) : undefined)));
+      const missing = jobs.filter((_, i) => finished(i) || states[i] === 'unknown');
+      if (missing.length > 0) await queue.addBulk(toBulk(missing) as never);
+      return missing.length;
+    },
+    async counts() {
+      const counts = await queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');
+      return { ready: (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.prioritized ?? 0), waiting: counts.delayed ?? 0 };
+    },
+    async ping() {
+      await ((await queue.client) as unknown as Redis).ping();
+    },
+    close: () => queue.close(),
+  };
+}
+
+/**
+ * A consumer. It waits for Redis when Redis is away (retries forever). A stalled job (worker
+ * killed, loop blocked) is run once more, so work not yet claimed still happens; the claims keep
+ * what was already sent from being sent again. A job that answers "not yet" moves to delayed and
+ * holds no worker slot while it waits.
+ */
+export function startBullWorker<Data>(
+  { redisUrl, prefix }: BullSettings,
+  name: QueueName,
+  handler: JobHandler<Data>,
+  options: { concurrency: number; lockMs: number; log: Logger },
 ) {
-  const worker = new Worker<{ eventId: string }>(EVENTS_QUEUE, (job) => handler(job.data.eventId), {
-    connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
-    prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockMs,
-    stalledInterval: options.lockMs,
-    maxStalledCount: 1,
-  });
-  return worker;
+  const closing = new AbortController();
+  const worker = new Worker<Data>(
+    name,
+    async (job, token) => {
+      const result = await handler(job.data, closing.signal);
+      if (!result) return;
+      await job.updateData(result.data);
+      await job.moveToDelayed(result.runAt, token);
+      throw new DelayedError();
+    },
+    {
+      connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
+      prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockMs,
+      stalledInterval: options.lockMs,
+      maxStalledCount: 1,
+    },
+  );
+  worker.on('error', (error) => options.log.warn({ err: error, queue: name }, 'worker connection problem; waiting for Redis'));
+  worker.on('failed', (job, error) =>
+    options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the outbox relay restores it if its work is not done'),
+  );
+  return {
+    /** Stops retry loops, takes no new jobs, and waits for the running ones. */
+    async close() {
+      closing.abort();
+      await worker.close();
+    },
+  };
+}
+
+/**
+ * Bull Board at /admin/queues; the caller puts it behind the internal token. It gets connections
+ * of its own: the producer's fail-fast connection is for the request path, not an operator's page.
+ */
+export function bullBoard({ redisUrl, prefix }: BullSettings, log: Logger) {
+  return async (app: FastifyInstance) => {
+    const queues = QUEUE_NAMES.map((name) => {
+      const queue = new Queue(name, { connection: redisOptions(redisUrl), prefix });
+      queue.on('error', (error) => log.warn({ err: error, queue: name }, 'Bull Board queue connection problem'));
+      return queue;
+    });
+    app.addHook('onClose', () => Promise.all(queues.map((queue) => queue.close())));
+    const serverAdapter = new FastifyAdapter();
+    createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue)), serverAdapter });
+    serverAdapter.setBasePath('/admin/queues');
+    await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
+  };
 }

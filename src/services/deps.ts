@@ -1,11 +1,15 @@
-import type { FastifyBaseLogger } from 'fastify';
-import type { EventQueue } from '../queue/eventQueue.js';
-import type { Store } from '../storage/store.js';
+import type { BaseLogger } from 'pino';
 
-/** What the use cases need: storage, the event queue, and the few settings they read. */
+/** The log lines use cases write; Fastify's request logger and a pino logger both fit. */
+export type ServiceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+import type { JobQueue } from '../queue/jobQueue.js';
+import type { Store } from '../storage/store.js';
+import type { EventJob } from '../workers/jobs.js';
+
+/** What the use cases need: storage, the events queue, and the few settings they read. */
 export interface ServiceDeps {
   store: Store;
-  queue: EventQueue;
+  queue: JobQueue<EventJob>;
   defaultCountry: string;
-  log: FastifyBaseLogger;
+  log: ServiceLog;
 }

@@ -1,40 +1,98 @@
-import type { FastifyBaseLogger } from 'fastify';
-import type { EventQueue } from '../queue/eventQueue.js';
+import type { Logger } from 'pino';
+import type { JobQueue } from '../queue/jobQueue.js';
+import type { OutboxCursor } from '../storage/events.js';
 import type { Store } from '../storage/store.js';
+import type { DeliveryJob, EventJob } from './jobs.js';
 
 export interface RelayOptions {
-  intervalMs?: number;
-  /** Events younger than this were just handed to the queue by their producer; leave them be. */
+  /** How often undispatched events are looked for. */
+  eventIntervalMs?: number;
+  /** How often queued deliveries are checked for a lost job (each pass walks all of them). */
+  deliveryIntervalMs?: number;
+  /** Work younger than this was just handed to a queue by its producer; leave it be. */
   graceMs?: number;
-  batch?: number;
+  /** Rows per page; a pass reads page after page until it has seen them all. */
+  pageSize?: number;
 }
 
 /**
- * Enqueues events that were committed but never taken off a queue: Redis was away when they
- * fired, or the producer died between commit and enqueue. Enqueueing one twice is harmless:
- * the job id dedupes while the job is kept, and the delivery claims dedupe after that.
+ * The database is the outbox; this puts back on the queues whatever the database says is
+ * pending and the queues do not hold: events never fanned out (Redis was away at ingest, a
+ * fan-out job failed, the process died), and queued deliveries whose job was lost (a crash
+ * between fan-out and enqueue, a job that failed before its claim, the embedded process
+ * restarting). restore() skips jobs the queue still holds pending, so a paced delivery waiting
+ * for its slot is left alone, and replaces finished ones that would block their id. Running a
+ * job twice is safe: fan-out happens once per event, and the claim allows one POST per delivery.
  */
-export function startOutboxRelay(store: Store, queue: EventQueue, log: FastifyBaseLogger, options: RelayOptions = {}) {
-  const { intervalMs = 1_000, graceMs = 5_000, batch = 500 } = options;
-  let running: Promise<void> | undefined;
-  const tick = async () => {
-    try {
-      const ids = await store.events.listUndispatched(graceMs, batch);
-      if (ids.length > 0) {
-        await queue.enqueue(ids);
-        log.info({ events: ids.length }, 'relayed events from the outbox');
-      }
-    } catch (error) {
-      log.warn({ err: error }, 'outbox relay pass failed; trying again');
+export function startOutboxRelay(
+  store: Store,
+  queues: { events: JobQueue<EventJob>; deliveries: JobQueue<DeliveryJob> },
+  log: Logger,
+  options: RelayOptions = {},
+) {
+  const { eventIntervalMs = 1_000, deliveryIntervalMs = 5_000, graceMs = 5_000, pageSize = 500 } = options;
+
+  /** Walks every page of a scan, handing each to `restore`; returns how many jobs were restored. */
+  async function walk<Row extends { id: string; at: string }>(
+    page: (cursor: OutboxCursor | undefined) => Promise<Row[]>,
+    restore: (rows: Row[]) => Promise<number>,
+  ) {
+    let restored = 0;
+    for (let cursor: OutboxCursor | undefined; ; ) {
+      const rows = await page(cursor);
+      if (rows.length > 0) restored += await restore(rows);
+      if (rows.length < pageSize) return restored;
+      const last = rows[rows.length - 1]!;
+      cursor = { at: last.at, id: last.id };
     }
-  };
-  const timer = setInterval(() => {
-    running ??= tick().finally(() => (running = undefined));
-  }, intervalMs);
-  return {
-    async stop() {
+  }
+
+  const relayEvents = () =>
+    walk(
+      (cursor) => store.events.listUndispatched(graceMs, cursor, pageSize),
+      (rows) => queues.events.restore(rows.map((row) => ({ id: row.id, data: { eventId: row.id } }))),
+    );
+
+  const relayDeliveries = () =>
+    walk(
+      (cursor) => store.deliveries.listQueued(graceMs, cursor, pageSize),
+      (rows) =>
+        queues.deliveries.restore(
+          rows.map((row) => ({
+            id: row.id,
+            data: {
+              deliveryId: row.id,
+              accountId: row.account_id,
+              targetUrl: row.target_url,
+              maxPerSecond: row.max_per_second,
+              queuedAt: row.queued_at.getTime(),
+            },
+          })),
+        ),
+    );
+
+  function every(intervalMs: number, what: string, pass: () => Promise<number>) {
+    let running: Promise<void> | undefined;
+    const run = () =>
+      pass().then(
+        (restored) => {
+          if (restored > 0) log.info({ restored }, `relayed ${what} from the outbox`);
+        },
+        (error: unknown) => log.warn({ err: error }, `outbox relay of ${what} failed; trying again`),
+      );
+    const timer = setInterval(() => {
+      running ??= run().finally(() => (running = undefined));
+    }, intervalMs);
+    return async () => {
       clearInterval(timer);
       await running;
+    };
+  }
+
+  const stops = [every(eventIntervalMs, 'events', relayEvents), every(deliveryIntervalMs, 'deliveries', relayDeliveries)];
+  return {
+    async stop() {
+      await Promise.all(stops.map((stop) => stop()));
     },
   };
 }

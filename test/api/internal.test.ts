@@ -56,7 +56,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
     let hidden: FastifyInstance;
 
     beforeAll(async () => {
-      const queue = createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }) });
+      const queue = createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
       hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue });
     });
     afterAll(async () => {

@@ -7,7 +7,7 @@ import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
 
-const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }) });
+const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
 
 describe.each(engines())('platform endpoints on %s', (engine) => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBullStack } from '../support/bullStack.js';
+import { startStack } from '../support/stack.js';
 import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 /**
@@ -10,10 +10,10 @@ import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js'
  * Each prints what was delivered, lost and duplicated.
  */
 describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST', () => {
-  let stack: Awaited<ReturnType<typeof startBullStack>>;
+  let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startBullStack({ workers: 2 });
+    stack = await startStack({ mode: 'bullmq', workers: 2 });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -31,8 +31,8 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     stack.delayMs['/twice'] = 500;
     const [contactId] = await stack.newContacts(1);
     const [event] = await stack.sql("SELECT id FROM events WHERE data->>'contact_id' = $1", [contactId]);
-    const connection = new Redis(stack.redis.url);
-    const queue = new Queue('events', { connection, prefix: stack.redis.prefix });
+    const connection = new Redis(stack.redis!.url);
+    const queue = new Queue('events', { connection, prefix: stack.redis!.prefix });
     try {
       await queue.add('deliver-event', { eventId: event.id }, { jobId: `${event.id}-again-1` });
       await waitUntil(() => stack.received('/twice').length === 1, 10_000);

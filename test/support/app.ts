@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import type { EventQueue } from '../../src/queue/eventQueue.js';
+import type { JobQueue } from '../../src/queue/jobQueue.js';
+import type { EventJob } from '../../src/workers/jobs.js';
 import { issueApiKey } from '../../src/services/keys.js';
 import type { Store } from '../../src/storage/store.js';
 
@@ -17,11 +18,16 @@ export const testConfig = (env: Record<string, string> = {}): Config =>
  * An app on a real store, with an embedded queue whose job handler only records event ids:
  * API suites check what was enqueued; delivery itself is exercised end to end elsewhere.
  */
-export async function buildTestApp(store: Store, env: Record<string, string> = {}, queue?: EventQueue) {
+export async function buildTestApp(store: Store, env: Record<string, string> = {}, queue?: JobQueue<EventJob>) {
   const enqueued: string[] = [];
   const eventQueue =
     queue ??
-    createEmbeddedQueue(async (id) => void enqueued.push(id), { capacity: 10_000, concurrency: 4, log: pino({ level: 'silent' }) });
+    createEmbeddedQueue<EventJob>(async ({ eventId }) => void enqueued.push(eventId), {
+      capacity: 10_000,
+      concurrency: 4,
+      log: pino({ level: 'silent' }),
+      name: 'events',
+    });
   const app: FastifyInstance = await buildApp({ config: testConfig(env), store, queue: eventQueue });
   return { app, enqueued };
 }

@@ -24,7 +24,7 @@ export function createTestCertificate(): TestCertificate {
     [
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
       '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
+      '-addext', 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:*.hooks.test',
       '-keyout', keyPath, '-out', certPath,
     ],
     { stdio: 'pipe' },

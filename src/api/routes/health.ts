@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../observability/metrics.js';
-import type { EventQueue } from '../../queue/eventQueue.js';
+import type { JobQueue } from '../../queue/jobQueue.js';
 import type { Store } from '../../storage/store.js';
 
 export const healthRoutes =
-  ({ store, queue, metrics }: { store: Store; queue: EventQueue; metrics: Metrics }): FastifyPluginAsync =>
+  ({ store, queue, metrics }: { store: Store; queue: Pick<JobQueue<unknown>, 'ping'>; metrics: Metrics }): FastifyPluginAsync =>
   async (app) => {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
 
@@ -16,7 +16,6 @@ export const healthRoutes =
     });
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      metrics.queueDepth.set(await queue.depth().catch(() => Number.NaN));
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   };

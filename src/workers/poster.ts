@@ -1,11 +1,12 @@
-import { lookup as dnsLookup } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { isPublicAddress } from '../domain/addressPolicy.js';
+import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
 
-export type DeliveryOutcome =
-  | { kind: 'response'; status: number; durationMs: number }
+export type PostOutcome =
+  /** `retryAfter`: the answer's Retry-After header, read when it throttles (429, 503). */
+  | { kind: 'response'; status: number; retryAfter?: string | undefined; durationMs: number }
   | { kind: 'refused'; error: 'private_address'; durationMs: number }
   | {
       kind: 'error';
@@ -22,10 +23,12 @@ export interface PosterOptions {
   maxResponseBytes?: number;
   /** Extra TLS options for tests; production relies on NODE_EXTRA_CA_CERTS. */
   connect?: { ca?: string | Buffer };
+  /** Name resolution; the system's DNS servers with a 3 s timeout when absent. */
+  dns?: DnsOptions;
 }
 
 export interface Poster {
-  post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryOutcome>;
+  post(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome>;
   close(): Promise<void>;
 }
 
@@ -39,16 +42,9 @@ export class PrivateAddressError extends Error {
 
 // All records are checked, not just the first: with autoSelectFamily Node may try every one
 // of them, and a name mixing public and private records is itself a rebinding smell.
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '');
-    const refused = addresses.find((a) => !isPublicAddress(a.address));
-    if (refused) return callback(new PrivateAddressError(refused.address), '');
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0];
-    if (!first) return callback(Object.assign(new Error(`no addresses for ${hostname}`), { code: 'ENOTFOUND' }), '');
-    callback(null, first.address, first.family);
-  });
+const refuseNonPublic = (addresses: ReadonlyArray<{ address: string }>) => {
+  const refused = addresses.find((a) => !isPublicAddress(a.address));
+  if (refused) throw new PrivateAddressError(refused.address);
 };
 
 /**
@@ -57,8 +53,8 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
  * between check and use); the remoteAddress check covers literal-IP hosts, for which Node
  * never calls lookup. Exported so tests can reach each check on its own.
  */
-export function createGuardedConnector(options: buildConnector.BuildOptions): buildConnector.connector {
-  const base = buildConnector({ ...options, lookup: publicOnlyLookup });
+export function createGuardedConnector(options: buildConnector.BuildOptions, dns: DnsLookup): buildConnector.connector {
+  const base = buildConnector({ ...options, lookup: lookupFunction(dns, refuseNonPublic) });
   return (connectOptions, callback) => {
     base(connectOptions, (err, socket) => {
       if (err) return callback(err, null);
@@ -74,16 +70,19 @@ export function createGuardedConnector(options: buildConnector.BuildOptions): bu
 
 export function createPoster(options: PosterOptions): Poster {
   const maxResponseBytes = options.maxResponseBytes ?? 4096;
+  const dns = createDnsLookup(options.dns ?? { timeoutMs: 3_000 });
   const connectOptions: buildConnector.BuildOptions = { ...options.connect, timeout: options.timeoutMs };
   // No retry or redirect interceptor is composed onto this Agent, so each post() is one attempt.
   // No per-origin socket cap: many subscriptions share one host (hooks.zapier.com), and a cap
   // would let one slow or dead target there hold back all the others. Total parallel POSTs are
   // already bounded by the worker's concurrency.
   const agent = new Agent({
-    connect: options.allowPrivateNetworks ? connectOptions : createGuardedConnector(connectOptions),
+    connect: options.allowPrivateNetworks
+      ? { ...connectOptions, lookup: lookupFunction(dns, () => {}) }
+      : createGuardedConnector(connectOptions, dns),
   });
 
-  async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<DeliveryOutcome> {
+  async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<PostOutcome> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     if (!options.allowPrivateNetworks && isLiteralNonPublicHost(url)) {
@@ -105,7 +104,8 @@ export function createPoster(options: PosterOptions): Poster {
         received += (chunk as Buffer).length;
         if (received > maxResponseBytes) break;
       }
-      return { kind: 'response', status: response.statusCode, durationMs: elapsed() };
+      const retryAfter = response.headers['retry-after'];
+      return { kind: 'response', status: response.statusCode, retryAfter: [retryAfter].flat()[0], durationMs: elapsed() };
     } catch (err) {
       const outcome = classifyError(err);
       return outcome === 'private_address'
@@ -139,7 +139,7 @@ function isLiteralNonPublicHost(url: URL): boolean {
   return isIP(host) !== 0 && !isPublicAddress(host);
 }
 
-type Classified = Exclude<DeliveryOutcome, { kind: 'response' }>['error'];
+type Classified = Exclude<PostOutcome, { kind: 'response' }>['error'];
 
 function classifyError(err: unknown): Classified {
   if (err instanceof PrivateAddressError) return 'private_address';
@@ -157,6 +157,9 @@ function classifyError(err: unknown): Classified {
     case 'EAI_AGAIN':
     case 'EAI_FAIL':
     case 'ENODATA':
+    case 'ETIMEOUT': // c-ares: the DNS server did not answer in time
+    case 'ESERVFAIL':
+    case 'EREFUSED':
       return 'dns_failed';
     case 'UND_ERR_HEADERS_OVERFLOW':
     case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../support/processes.js';
+import { stackModes, startStack } from '../support/stack.js';
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+const DELIVERY_TIMEOUT_MS = 4_000;
+
+/**
+ * No head-of-line blocking, in both shapes: another account's deliveries go out at once while one
+ * target drains a long paced backlog, and while one account's targets hang. Waiting deliveries
+ * hold no worker, and in-flight caps keep one account to a part of the capacity.
+ */
+describe.each(stackModes())('fairness between accounts, %s', (mode) => {
+  let stack: Stack;
+  let other: ReturnType<Stack['http']['api']>;
+  let otherPhone = 4_157_770_000;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      mode,
+      workers: mode === 'bullmq' ? 1 : 0,
+      env: { LOG_LEVEL: 'warn', DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS), DELIVERY_CONCURRENCY: '16' },
+    });
+    other = stack.http.api(await stack.http.newKey('other-account'));
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** Fires `count` new_contact events for the other account; resolves when the receiver has them all at `path`. */
+  async function otherAccountDelivers(path: string, count: number) {
+    const created = await other('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}${path}` });
+    expect(created.status).toBe(201);
+    for (let i = 0; i < count; i++) {
+      expect((await other('POST', '/contacts', { phone: `+1${otherPhone++}` })).body.action).toBe('inserted');
+    }
+    await waitUntil(() => stack.received(path).length >= count, 15_000);
+  }
+
+  it("delivers another account's events while one target drains a backlog", async () => {
+    await stack.subscribe('/backlog'); // 20 POSTs a second: 200 events are a 10 s backlog
+    for (let i = 0; i < 200; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          stack.http.internal('POST', '/accounts/acme/contacts/sync', { phone: `+1415666${String(i + j).padStart(4, '0')}`, source: 'crm' }),
+        ),
+      );
+    }
+    await waitUntil(() => stack.received('/backlog').length >= 1, 10_000);
+    await otherAccountDelivers('/other-during-backlog', 5);
+    const backlogSent = stack.received('/backlog').length;
+    console.info(`[fairness ${mode}] the other account's 5 deliveries arrived when the backlog had sent ${backlogSent} of 200`);
+    // In a queue served in arrival order they would come after all 200.
+    expect(backlogSent).toBeLessThan(150);
+  });
+
+  it("delivers another account's events while one account's targets hang", async () => {
+    for (let i = 0; i < 10; i++) {
+      stack.answers[`/hang${i}`] = () => ({ neverRespond: true });
+      await stack.subscribe(`/hang${i}`, 'new_conversation');
+    }
+    const call = { channel: 'voice', outcome: 'answered', spam: false, caller_name: 'Caller', caller_number: '+14155550142', summary: 'hello' };
+    await Promise.all(Array.from({ length: 70 }, () => stack.http.internal('POST', '/accounts/acme/calls', call)));
+    await waitUntil(() => stack.receiver.requests.some((request) => request.path.startsWith('/hang')), 10_000);
+    const firstHang = Math.min(...stack.receiver.requests.filter((request) => request.path.startsWith('/hang')).map((request) => request.receivedAt));
+
+    await otherAccountDelivers('/other-during-hang', 5);
+    const lastOther = Math.max(...stack.received('/other-during-hang').map((request) => request.receivedAt));
+    const hanging = stack.receiver.requests.filter((request) => request.path.startsWith('/hang')).length;
+    console.info(`[fairness ${mode}] the other account's 5 deliveries arrived ${lastOther - firstHang} ms after the first hang; ${hanging} POSTs hung meanwhile`);
+    // Before the first hung POST timed out, freeing a worker: the hung account never held them all.
+    expect(lastOther - firstHang).toBeLessThan(DELIVERY_TIMEOUT_MS);
+  });
+});

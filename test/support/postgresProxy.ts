@@ -1,0 +1,57 @@
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy in front of the machine's PostgreSQL, so the server can become unreachable without
+ * being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
+ * (the server restarting, a refused connection). `stall`: nothing more is forwarded and new
+ * connections are held open in silence (a network partition, packets dropped).
+ */
+export async function startPostgresProxy(target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
+  let mode: 'open' | 'cut' | 'stall' = 'open';
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  };
+  const server = createServer((downstream) => {
+    track(downstream);
+    if (mode === 'cut') return downstream.destroy();
+    if (mode === 'stall') return;
+    const upstream = createConnection(target);
+    track(upstream);
+    downstream.pipe(upstream).pipe(downstream);
+    const pair: [Socket, Socket] = [downstream, upstream];
+    pairs.add(pair);
+    upstream.on('close', () => downstream.destroy());
+    downstream.on('close', () => (upstream.destroy(), pairs.delete(pair)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const destroyAll = () => sockets.forEach((socket) => socket.destroy());
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut() {
+      mode = 'cut';
+      destroyAll();
+    },
+    stall() {
+      mode = 'stall';
+      for (const [downstream, upstream] of pairs) {
+        downstream.unpipe(upstream);
+        upstream.unpipe(downstream);
+        downstream.pause();
+        upstream.pause();
+      }
+    },
+    /** Back to forwarding; connections from the outage are dropped, as a healed network would reset them. */
+    restore() {
+      mode = 'open';
+      destroyAll();
+    },
+    close() {
+      destroyAll();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

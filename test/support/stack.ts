@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { expect } from 'vitest';
+import { INTERNAL_TOKEN } from './app.js';
+import { client } from './client.js';
+import { createPostgresDatabase } from './databases.js';
+import { redisForTest, startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type ServiceProcess } from './processes.js';
+import { startReceiver, type ReceivedRequest, type ReceiverResponse } from './receiver.js';
+
+export type StackMode = 'embedded' | 'bullmq';
+
+/** The modes a delivery suite runs in: embedded always, web + workers where PostgreSQL and Redis are. */
+export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'bullmq'] : ['embedded']);
+
+/**
+ * The service for a test file, in either shape, with an HTTPS receiver whose answer per path the
+ * test sets (`delayMs`, or a whole `answers` function). `bullmq` is the production shape:
+ * PostgreSQL (fresh database), Redis (own key prefix), a web process that only produces, and
+ * `workers` worker processes. `embedded` is one web process on PGlite in a temporary directory.
+ * `stop()` removes all of it.
+ */
+export async function startStack(options: {
+  mode: StackMode;
+  workers?: number;
+  env?: Record<string, string>;
+  /** The address the service processes reach the database at, e.g. through a proxy the test can cut. */
+  serviceDatabaseUrl?: (url: string) => string;
+}) {
+  const { mode, workers: workerCount = 0 } = options;
+  const redis = mode === 'bullmq' ? redisForTest() : undefined;
+  const database = mode === 'bullmq' ? await createPostgresDatabase() : undefined;
+  const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'contact-hooks-stack-')) : undefined;
+  const delayMs: Record<string, number> = {};
+  const answers: Record<string, (request: ReceivedRequest) => ReceiverResponse> = {};
+  const receiver = await startReceiver({
+    respond: (request) => answers[request.path]?.(request) ?? { delayMs: delayMs[request.path] ?? 0 },
+  });
+  const env = {
+    ...(database && redis
+      ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix }
+      : { DATA_DIR: dataDir! }),
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_LOCK_MS: '2000',
+    SHUTDOWN_GRACE_MS: '8000',
+    ...options.env,
+  };
+  const web = await startWeb(env);
+  const http = client(web.url);
+  const api = http.api(await http.newKey('acme'));
+  const workers: ServiceProcess[] = [];
+  const startWorker = () => {
+    const worker = startProcess('worker', env);
+    workers.push(worker);
+    return worker;
+  };
+  for (let i = 0; i < workerCount; i++) startWorker();
+  let phone = 4155551000;
+
+  const received = (path: string) => receiver.requests.filter((request) => request.path === path);
+
+  return {
+    web,
+    http,
+    api,
+    env,
+    redis,
+    workers,
+    startWorker,
+    delayMs,
+    answers,
+    receiver,
+    received,
+    /** How many POSTs each event got at `path`; at most once means every count is 1. */
+    countsPerDelivery(path: string) {
+      const counts = new Map<string, number>();
+      for (const request of received(path)) {
+        const id = String(request.headers['webhook-id']);
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+      return counts;
+    },
+    async subscribe(path: string, event = 'new_contact') {
+      const created = await api('POST', '/hooks', { event, target_url: `${receiver.url}${path}` });
+      expect(created.status).toBe(201);
+      return created.body.id as string;
+    },
+    /** Upserts `count` new phones (one `new_contact` event each); returns the contact ids. */
+    async newContacts(count: number) {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const upserted = await api('POST', '/contacts', { phone: `+1${phone++}` });
+        expect(upserted.body.action).toBe('inserted');
+        ids.push(upserted.body.contact_id);
+      }
+      return ids;
+    },
+    /** Reads what the service committed (PostgreSQL only: PGlite allows one process, the server's). */
+    async sql(text: string, params: unknown[] = []) {
+      if (!database) throw new Error('sql() needs the bullmq stack; read an embedded service through its API');
+      const connection = new pg.Client({ connectionString: database.url });
+      await connection.connect();
+      try {
+        return (await connection.query(text, params)).rows;
+      } finally {
+        await connection.end();
+      }
+    },
+    async stop() {
+      await stopAllProcesses();
+      await receiver.close();
+      await redis?.cleanup();
+      await database?.drop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
