@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ConversationData, EventType, NewContactData } from '../domain/events.js';
+import { DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS } from '../domain/pacing.js';
 
 /**
  * The deliveries the service POSTs to subscribers, as OpenAPI 3.1 `webhooks`: the envelope and
@@ -87,15 +88,19 @@ const HEADERS = [
   },
 ];
 
+const throttled = (what: string) => ({
+  description:
+    `${what}: the attempt is recorded \`failed\` and is not retried. The service holds further deliveries to that target ` +
+    `until its Retry-After, for at most ${MAX_RETRY_AFTER_MS / 60_000} minutes (${DEFAULT_RETRY_AFTER_MS / 1000} s without a ` +
+    'usable one); they wait, and are sent then.',
+  headers: { 'Retry-After': { description: 'Seconds, or an HTTP date', schema: { type: 'string' } } },
+});
+
 const ANSWERS = {
   '2XX': { description: 'Delivered: the attempt is recorded `delivered`. The answer’s body is ignored (at most 4 KiB of it is read).' },
   '410': { description: 'Gone: the subscription is removed at once and gets nothing more; the attempt is recorded `failed`.' },
-  '429': {
-    description:
-      'Too many requests: the attempt is recorded `failed` and is not retried. With a Retry-After header, the service holds ' +
-      'further deliveries to that target until then, for at most 10 minutes.',
-    headers: { 'Retry-After': { description: 'Seconds, or an HTTP date', schema: { type: 'string' } } },
-  },
+  '429': throttled('Too many requests'),
+  '503': throttled('Unavailable'),
   default: {
     description:
       'Any other status, a redirect (never followed), no answer within DELIVERY_TIMEOUT_MS (10 s by default), or a network ' +
@@ -121,7 +126,9 @@ export function webhooksDocument() {
         summary: about.summary,
         description:
           `${about.fires}\n\nOne signed POST to the target_url of each subscription to \`${event}\` that existed when the event ` +
-          'fired, at most once: never retried, whatever the answer.',
+          'fired, at most once: never retried, whatever the answer. POSTs to one target_url are paced at its subscription’s ' +
+          '`max_per_second` (DELIVERY_RATE_PER_TARGET, 20 by default); a delivery that would wait past DELIVERY_MAX_WAIT ' +
+          '(24 h by default) is never sent, and is logged `expired`.',
         security: [],
         parameters: HEADERS.map((header) => ({ ...header, in: 'header', required: true })),
         requestBody: {

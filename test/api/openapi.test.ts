@@ -184,9 +184,11 @@ describe('the OpenAPI documents', () => {
         expect(headers.map(({ name, required }) => ({ name, required }))).toStrictEqual(
           ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({ name, required: true })),
         );
-        expect(Object.keys(operation.responses ?? {}).sort()).toStrictEqual(['2XX', '410', '429', 'default']);
+        expect(Object.keys(operation.responses ?? {}).sort()).toStrictEqual(['2XX', '410', '429', '503', 'default']);
         expect((operation.responses!['410'] as { description: string }).description).toMatch(/subscription is removed/);
-        expect((operation.responses!['429'] as { description: string }).description).toMatch(/not retried.*Retry-After.*10 minutes/s);
+        for (const status of ['429', '503']) {
+          expect((operation.responses![status] as { description: string }).description).toMatch(/not retried.*Retry-After.*10 minutes/s);
+        }
       }
     });
   });
