@@ -42,7 +42,8 @@ const configSchema = z.object({
   DELIVERY_BUDGET_PER_HOST: z.coerce.number().int().positive().default(10_000),
   /** A delivery that cannot get its slot within this long after it was queued expires unsent. */
   DELIVERY_MAX_WAIT: duration.default(86_400_000),
-  /** POSTs one account, and one target host, may have in flight per process; unset: a quarter and half of DELIVERY_CONCURRENCY. */
+  /** POSTs one target URL, account and target host may have in flight per process; unset: derived from DELIVERY_CONCURRENCY. */
+  DELIVERY_MAX_IN_FLIGHT_PER_TARGET: z.coerce.number().int().positive().optional(),
   DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce.number().int().positive().optional(),
   DELIVERY_MAX_IN_FLIGHT_PER_HOST: z.coerce.number().int().positive().optional(),
   /** DNS servers for target names (host or host:port, comma-separated); unset: the system's. */

@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '../domain/delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { Sql } from './database.js';
-import { NIL_UUID, type OutboxCursor } from './events.js';
+import { NIL_UUID, type OutboxCursor, type QueuedDelivery } from './events.js';
 
 /** What a claimed delivery needs to be sent: the event and the subscription's secret. */
 export interface ClaimedDelivery {
@@ -80,15 +80,8 @@ export function deliveryQueries(db: Sql) {
      * their jobs carry: the relay pages through all of them to restore lost jobs.
      */
     async listQueued(olderThanMs: number, cursor: OutboxCursor | undefined, limit: number) {
-      const { rows } = await db.query<{
-        id: string;
-        at: string;
-        account_id: string;
-        target_url: string;
-        max_per_second: number | null;
-        queued_at: Date;
-      }>(
-        `SELECT d.id, d.queued_at::text AS at, h.account_id, h.target_url, h.max_per_second, d.queued_at
+      const { rows } = await db.query<QueuedDelivery & { at: string }>(
+        `SELECT d.id AS delivery_id, d.queued_at::text AS at, h.account_id, h.target_url, h.max_per_second, d.queued_at
          FROM deliveries d JOIN hooks h ON h.id = d.hook_id
          WHERE d.status = 'queued' AND d.queued_at < clock_timestamp() - make_interval(secs => $1)
            AND (d.queued_at, d.id) > ($2::timestamptz, $3::uuid) ORDER BY d.queued_at, d.id LIMIT $4`,

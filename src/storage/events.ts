@@ -27,8 +27,8 @@ export function eventQueries(db: Sql) {
      * fired), in one statement, so atomically. Returns those deliveries; none when the event was
      * dispatched before (its queued deliveries are the relay's to restore) or does not exist.
      */
-    async dispatch(eventId: string): Promise<DispatchedDelivery[]> {
-      const { rows } = await db.query<DispatchedDelivery>(
+    async dispatch(eventId: string): Promise<QueuedDelivery[]> {
+      const { rows } = await db.query<QueuedDelivery>(
         `WITH event AS (
            UPDATE events SET dispatched_at = clock_timestamp() WHERE id = $1 AND dispatched_at IS NULL
            RETURNING id, account_id, event_type, created_at),
@@ -75,8 +75,8 @@ export interface OutboxCursor {
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** A delivery created by fan-out, with what pacing it needs. */
-export interface DispatchedDelivery {
+/** A queued delivery, with what pacing it needs. */
+export interface QueuedDelivery {
   delivery_id: string;
   account_id: string;
   target_url: string;

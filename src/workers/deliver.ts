@@ -72,7 +72,7 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
       job = scheduled.job;
     }
 
-    const release = inFlight.tryAcquire(job.accountId, new URL(job.targetUrl).host);
+    const release = inFlight.tryAcquire(job.targetUrl, job.accountId, new URL(job.targetUrl).host);
     if (!release) {
       const deferrals = (job.deferrals ?? 0) + 1;
       return { runAt: Date.now() + deferral(deferrals), data: { ...job, deferrals } };

@@ -7,7 +7,7 @@ import type { JobQueue } from '../queue/jobQueue.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
 import { createFanOut } from './fanOut.js';
-import { createInFlightLimits } from './inFlight.js';
+import { createInFlightLimits, defaultInFlightLimits } from './inFlight.js';
 import type { DeliveryJob, EventJob } from './jobs.js';
 import { startOutboxRelay } from './outboxRelay.js';
 import type { PaceSettings } from './pace.js';
@@ -33,9 +33,11 @@ function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pace
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
     dns: { timeoutMs: config.DELIVERY_DNS_TIMEOUT_MS, servers: config.DELIVERY_DNS_SERVERS },
   });
+  const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
   const inFlight = createInFlightLimits({
-    perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? Math.max(1, Math.floor(config.DELIVERY_CONCURRENCY / 4)),
-    perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? Math.max(1, Math.floor(config.DELIVERY_CONCURRENCY / 2)),
+    perTarget: config.DELIVERY_MAX_IN_FLIGHT_PER_TARGET ?? defaults.perTarget,
+    perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? defaults.perAccount,
+    perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? defaults.perHost,
   });
   const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log });
   const fanOutTo = (deliveries: JobQueue<DeliveryJob>) => createFanOut({ store, pacer, deliveries, settings, metrics, log });

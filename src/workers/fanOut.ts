@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.js';
 import type { Job, JobHandler, JobQueue } from '../queue/jobQueue.js';
 import type { Store } from '../storage/store.js';
-import type { DeliveryJob, EventJob } from './jobs.js';
+import { deliveryJobOf, type DeliveryJob, type EventJob } from './jobs.js';
 import { schedule, type PaceSettings } from './pace.js';
 import type { Pacer } from './pacer.js';
 import { untilDone } from './retry.js';
@@ -31,13 +31,7 @@ export function createFanOut({ store, pacer, deliveries, settings, metrics, log 
     const jobs: Job<DeliveryJob>[] = [];
     await Promise.all(
       dispatched.map(async (delivery) => {
-        const job: DeliveryJob = {
-          deliveryId: delivery.delivery_id,
-          accountId: delivery.account_id,
-          targetUrl: delivery.target_url,
-          maxPerSecond: delivery.max_per_second,
-          queuedAt: delivery.queued_at.getTime(),
-        };
+        const job = deliveryJobOf(delivery);
         const decision = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, { ...context, deliveryId: job.deliveryId });
         if (decision.kind === 'expired') {
           await untilDone('expiry', () => store.deliveries.expire(job.deliveryId), signal, log, context);

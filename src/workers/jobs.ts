@@ -3,6 +3,8 @@ export interface EventJob {
   eventId: string;
 }
 
+import type { QueuedDelivery } from '../storage/events.js';
+
 /** One delivery: an event to one subscription (queue `deliveries`). */
 export interface DeliveryJob {
   deliveryId: string;
@@ -19,3 +21,12 @@ export interface DeliveryJob {
   /** Times this job stepped aside because its account or host had too much in flight. */
   deferrals?: number;
 }
+
+/** A queued delivery's job, not yet scheduled: as fan-out creates it, and as the relay restores it. */
+export const deliveryJobOf = (row: QueuedDelivery): DeliveryJob => ({
+  deliveryId: row.delivery_id,
+  accountId: row.account_id,
+  targetUrl: row.target_url,
+  maxPerSecond: row.max_per_second,
+  queuedAt: row.queued_at.getTime(),
+});

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../queue/jobQueue.js';
 import type { OutboxCursor } from '../storage/events.js';
 import type { Store } from '../storage/store.js';
-import type { DeliveryJob, EventJob } from './jobs.js';
+import { deliveryJobOf, type DeliveryJob, type EventJob } from './jobs.js';
 
 export interface RelayOptions {
   /** How often undispatched events are looked for. */
@@ -33,17 +33,17 @@ export function startOutboxRelay(
   const { eventIntervalMs = 1_000, deliveryIntervalMs = 5_000, graceMs = 5_000, pageSize = 500 } = options;
 
   /** Walks every page of a scan, handing each to `restore`; returns how many jobs were restored. */
-  async function walk<Row extends { id: string; at: string }>(
+  async function walk<Row>(
     page: (cursor: OutboxCursor | undefined) => Promise<Row[]>,
     restore: (rows: Row[]) => Promise<number>,
+    cursorOf: (row: Row) => OutboxCursor,
   ) {
     let restored = 0;
     for (let cursor: OutboxCursor | undefined; ; ) {
       const rows = await page(cursor);
       if (rows.length > 0) restored += await restore(rows);
       if (rows.length < pageSize) return restored;
-      const last = rows[rows.length - 1]!;
-      cursor = { at: last.at, id: last.id };
+      cursor = cursorOf(rows[rows.length - 1]!);
     }
   }
 
@@ -51,24 +51,14 @@ export function startOutboxRelay(
     walk(
       (cursor) => store.events.listUndispatched(graceMs, cursor, pageSize),
       (rows) => queues.events.restore(rows.map((row) => ({ id: row.id, data: { eventId: row.id } }))),
+      (row) => ({ at: row.at, id: row.id }),
     );
 
   const relayDeliveries = () =>
     walk(
       (cursor) => store.deliveries.listQueued(graceMs, cursor, pageSize),
-      (rows) =>
-        queues.deliveries.restore(
-          rows.map((row) => ({
-            id: row.id,
-            data: {
-              deliveryId: row.id,
-              accountId: row.account_id,
-              targetUrl: row.target_url,
-              maxPerSecond: row.max_per_second,
-              queuedAt: row.queued_at.getTime(),
-            },
-          })),
-        ),
+      (rows) => queues.deliveries.restore(rows.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row) }))),
+      (row) => ({ at: row.at, id: row.delivery_id }),
     );
 
   function every(intervalMs: number, what: string, pass: () => Promise<number>) {

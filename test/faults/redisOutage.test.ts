@@ -108,4 +108,25 @@ describe.runIf(withPostgres)('Redis stopped and restarted while events fire', ()
     expect(duplicated).toBe(0);
     expect(receiver.requests).toHaveLength(FIRED + 1);
   });
+
+  it('delivers a paced backlog that was waiting in Redis when Redis lost everything, each delivery once', async () => {
+    const http = client(web.url);
+    const api = http.api(await http.newKey('lost-backlog'));
+    const hook = await api('POST', '/hooks', { event: 'new_contact', target_url: `${receiver.url}/backlog`, max_per_second: 2 });
+    expect(hook.status).toBe(201);
+    const received = () => receiver.requests.filter((request) => request.path === '/backlog');
+    for (let i = 0; i < 10; i++) expect((await api('POST', '/contacts', { phone: newPhone() })).body.action).toBe('inserted');
+    await waitUntil(() => received().length >= 2, 10_000);
+
+    // This Redis keeps nothing on disk: the delayed jobs, and the pacer's state, are gone with it.
+    await redis!.kill();
+    await sleep(1_000);
+    redis = startRedis(redisPort);
+    await waitUntil(() => received().length >= 10, 30_000);
+    await sleep(2_000);
+    const perEvent = countBy(received(), (request) => String(request.headers['webhook-id']));
+    console.info(`[redisOutage] paced backlog of 10 through a Redis restart that lost every job: delivered ${perEvent.size}, duplicated ${[...perEvent.values()].filter((n) => n > 1).length}`);
+    expect(perEvent.size).toBe(10);
+    expect([...perEvent.values()].every((count) => count === 1)).toBe(true);
+  });
 });

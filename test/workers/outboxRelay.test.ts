@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
 import { issueApiKey } from '../../src/services/keys.js';
 import type { DeliveryJob, EventJob } from '../../src/workers/jobs.js';
-import { startOutboxRelay } from '../../src/workers/outboxRelay.js';
+import { startOutboxRelay, type RelayOptions } from '../../src/workers/outboxRelay.js';
+import type { Store } from '../../src/storage/store.js';
 import { engines, openTestStore } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
@@ -15,6 +16,20 @@ function recordingQueue<Data>(name: string, idOf: (data: Data) => string) {
   const seen = new Set<string>();
   const queue = createEmbeddedQueue<Data>(async (data) => void seen.add(idOf(data)), { capacity: 10_000, concurrency: 8, log, name });
   return { queue, seen };
+}
+
+/** Runs a relay over recording queues until `done` says it has restored what it should. */
+async function relayUntil(store: Store, options: RelayOptions, done: (seen: { events: Set<string>; deliveries: Set<string> }) => boolean) {
+  const events = recordingQueue<EventJob>('events', (data) => data.eventId);
+  const deliveries = recordingQueue<DeliveryJob>('deliveries', (data) => data.deliveryId);
+  const relay = startOutboxRelay(store, { events: events.queue, deliveries: deliveries.queue }, log, { ...options, pageSize: PAGE, graceMs: 0 });
+  try {
+    await waitUntil(() => done({ events: events.seen, deliveries: deliveries.seen }), 10_000);
+  } finally {
+    await relay.stop();
+    await events.queue.close();
+    await deliveries.queue.close();
+  }
 }
 
 /**
@@ -39,20 +54,7 @@ describe.each(engines())('outbox relay on %s', (engine) => {
       ids.push(...result.eventIds);
     }
     await t.db.query(`UPDATE events SET created_at = now() - interval '1 minute' WHERE account_id = $1`, [accountId]);
-    const events = recordingQueue<EventJob>('events', (data) => data.eventId);
-    const deliveries = recordingQueue<DeliveryJob>('deliveries', (data) => data.deliveryId);
-    const relay = startOutboxRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, {
-      eventIntervalMs: 50,
-      pageSize: PAGE,
-      graceMs: 0,
-    });
-    try {
-      await waitUntil(() => ids.every((id) => events.seen.has(id)), 10_000);
-    } finally {
-      await relay.stop();
-      await events.queue.close();
-      await deliveries.queue.close();
-    }
+    await relayUntil(t.store, { eventIntervalMs: 50 }, (seen) => ids.every((id) => seen.events.has(id)));
   });
 
   it(`restores every queued delivery whose job was lost, far past one page of ${PAGE}`, async () => {
@@ -70,19 +72,6 @@ describe.each(engines())('outbox relay on %s', (engine) => {
     }
     expect(deliveryIds).toHaveLength(2 * PAGE + 3);
     await t.db.query(`UPDATE deliveries SET queued_at = now() - interval '1 minute' WHERE id = ANY($1::uuid[])`, [deliveryIds]);
-    const events = recordingQueue<EventJob>('events', (data) => data.eventId);
-    const deliveries = recordingQueue<DeliveryJob>('deliveries', (data) => data.deliveryId);
-    const relay = startOutboxRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, {
-      deliveryIntervalMs: 50,
-      pageSize: PAGE,
-      graceMs: 0,
-    });
-    try {
-      await waitUntil(() => deliveryIds.every((id) => deliveries.seen.has(id)), 10_000);
-    } finally {
-      await relay.stop();
-      await events.queue.close();
-      await deliveries.queue.close();
-    }
+    await relayUntil(t.store, { deliveryIntervalMs: 50 }, (seen) => deliveryIds.every((id) => seen.deliveries.has(id)));
   });
 });
