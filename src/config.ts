@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SECRETS_KEY_BYTES } from './domain/secretBox.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', ''])
@@ -21,6 +22,8 @@ const configSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
+  /** Connections each process keeps to PostgreSQL at most; mind the server's max_connections across processes. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(20),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Namespaces every BullMQ key, so several deployments (or test runs) can share one Redis. */
   QUEUE_PREFIX: z.string().min(1).default('contact-hooks'),
@@ -59,19 +62,52 @@ const configSchema = z.object({
    * (also the stalled-check interval). Lower it to recover faster from a killed worker.
    */
   WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Time a client has to send a whole request, headers and body; past it the request gets 408
+   * and its connection is closed. Lower it in tests; 30 s suits any real client.
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Unset: DELIVERY_TIMEOUT_MS plus 5 s, so a deploy lets every POST in flight finish and record. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().optional(),
+  /**
+   * How long events, delivery logs, calls and revoked keys are kept (fractions allowed). Contacts
+   * are kept for good; events not yet fanned out and deliveries queued or sending, until done.
+   */
+  RETENTION_DAYS: z.coerce.number().positive().default(30),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Where a worker's metrics port listens: loopback by default, since it has no login. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * 32 random bytes, base64 (`openssl rand -base64 32`): hook signing secrets are then stored
+   * encrypted with AES-256-GCM. Unset: they are stored as they are.
+   */
+  SECRETS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]+={0,2}$/, 'must be base64')
+    .transform((text) => Buffer.from(text, 'base64'))
+    .refine((key) => key.length === SECRETS_KEY_BYTES, `must decode to ${SECRETS_KEY_BYTES} bytes (openssl rand -base64 32)`)
+    .optional(),
+  /** Bull Board can empty, clean, retry and add jobs only when this is true. */
+  BULL_BOARD_WRITABLE: boolean.default(false),
 });
 
-export type Config = z.infer<typeof configSchema>;
+/** Past the delivery timeout, the time a POST in flight at shutdown has to record its outcome. */
+const SHUTDOWN_MARGIN_MS = 5_000;
+
+const withDerivedDefaults = configSchema.transform((config) => ({
+  ...config,
+  SHUTDOWN_GRACE_MS: config.SHUTDOWN_GRACE_MS ?? config.DELIVERY_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
+}));
+
+export type Config = z.infer<typeof withDerivedDefaults>;
 
 export class ConfigError extends Error {}
 
 /** Parses the environment once, at start; a bad value stops the process with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  const parsed = configSchema.safeParse(present);
+  const parsed = withDerivedDefaults.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);

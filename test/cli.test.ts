@@ -96,6 +96,17 @@ const createKey = async (env: Record<string, string>, account: string, extra: st
   return created as { id: string; key: string; account_id: string; source: string };
 };
 
+const ROTATED_FIELDS = ['account_id', 'created_at', 'id', 'key', 'name', 'source'];
+
+/** `keys rotate <id> --json`: the new secret, with the key's unchanged id, account, source and name. */
+const rotateKey = async (env: Record<string, string>, id: string) => {
+  const rotated = json<Record<string, string | null>>(await cli(['keys', 'rotate', id, '--json'], env));
+  expect(Object.keys(rotated).sort()).toEqual(ROTATED_FIELDS);
+  expect(rotated.key).toMatch(/^chk_[A-Za-z0-9_-]{43}$/);
+  expect(rotated.created_at).toMatch(ISO);
+  return rotated as { id: string; key: string; account_id: string; source: string; name: string | null; created_at: string };
+};
+
 const listKeys = async (env: Record<string, string>, account: string) => {
   const run = await cli(['keys', 'list', '--account', account, '--json'], env);
   const listed = json<{ keys: ListedKey[] }>(run);
@@ -167,6 +178,7 @@ describe('usage', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('contact-hooks keys create --account <id>');
     expect(run.stdout).toContain('contact-hooks keys list --account <id>');
+    expect(run.stdout).toContain('contact-hooks keys rotate <key-id>');
     expect(run.stdout).toContain('contact-hooks keys revoke <key-id>');
     expect(run.stderr).toBe('');
   });
@@ -181,6 +193,8 @@ describe('usage', () => {
     [['keys', 'create', '--account', 'acme', '--bogus']],
     [['keys', 'list']],
     [['keys', 'list', '--account', 'acme', '--source', 'zapier']],
+    [['keys', 'rotate', 'a', 'b']],
+    [['keys', 'rotate', '--account', 'acme']],
     [['keys', 'revoke']],
     [['keys', 'revoke', 'a', 'b']],
     [['keys', 'revoke', '--account', 'acme']],
@@ -249,7 +263,7 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
     expect(text.stdout).not.toContain(created.key);
   });
 
-  it('keys revoke revokes: exit 0, and the list shows revoked_at; a second revoke is an error', async () => {
+  it('keys revoke revokes: exit 0, and the list shows revoked_at; a second revoke succeeds and keeps the first time', async () => {
     const created = await createKey(env, 'revoke-account');
     const run = await cli(['keys', 'revoke', created.id], env);
     expect(run.code).toBe(0);
@@ -260,8 +274,42 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
     expect(listed?.revoked_at).toMatch(ISO);
 
     const again = await cli(['keys', 'revoke', created.id], env);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain(created.id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(created.id);
+    expect((await listKeys(env, 'revoke-account')).keys[0]?.revoked_at).toBe(listed?.revoked_at);
+  });
+
+  it('keys rotate --json prints a new secret once, for the same key id, source and name; the old one is gone', async () => {
+    const created = await createKey(env, 'rotate-account', ['--source', 'zapier', '--name', 'Zap']);
+    const [before] = (await listKeys(env, 'rotate-account')).keys;
+    const rotated = await rotateKey(env, created.id);
+    expect(rotated).toStrictEqual({
+      id: created.id,
+      key: expect.any(String),
+      account_id: 'rotate-account',
+      source: 'zapier',
+      name: 'Zap',
+      created_at: before!.created_at,
+    });
+    expect(rotated.key).not.toBe(created.key);
+    expect((await listKeys(env, 'rotate-account')).keys).toStrictEqual([before]);
+
+    const text = await cli(['keys', 'rotate', created.id], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/chk_[A-Za-z0-9_-]{43}/);
+    expect(text.stdout).not.toContain(rotated.key);
+    expect(text.stdout).toMatch(/shown only once/i);
+  });
+
+  it('keys rotate of an unknown, malformed or revoked key exits 1 with a message', async () => {
+    const revoked = await createKey(env, 'rotate-revoked');
+    expect((await cli(['keys', 'revoke', revoked.id], env)).code).toBe(0);
+    for (const id of ['3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f', 'not-a-uuid', revoked.id]) {
+      const run = await cli(['keys', 'rotate', id], env);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^contact-hooks: no live key with id .*\n$/);
+    }
   });
 
   it('keys revoke of an unknown id exits 1 with a message', async () => {
@@ -269,7 +317,7 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
       const run = await cli(['keys', 'revoke', id], env);
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toMatch(/^contact-hooks: .*no active key.*\n$/);
+      expect(run.stderr).toMatch(/^contact-hooks: no key with id .*\n$/);
     }
   });
 
@@ -360,7 +408,7 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
     expect(run.stderr).toMatch(/INTERNAL_API_TOKEN/);
   });
 
-  it('with INTERNAL_API_TOKEN, create, list and revoke go through the server, and the new key authenticates', async () => {
+  it('with INTERNAL_API_TOKEN, create, list, rotate and revoke go through the server, and the new key authenticates', async () => {
     const withToken = { ...env, INTERNAL_API_TOKEN: TOKEN };
     const created = await createKey(withToken, 'through-server', ['--source', 'make', '--name', 'Make']);
     expect(created).toMatchObject({ account_id: 'through-server', source: 'make' });
@@ -376,15 +424,25 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/^contact-hooks: invalid --source.*\n$/);
 
+    const rotated = await rotateKey(withToken, created.id);
+    expect(rotated).toMatchObject({ id: created.id, account_id: 'through-server', source: 'make', name: 'Make' });
+    expect((await upsertContact(server, created.key)).status).toBe(401);
+    expect((await upsertContact(server, rotated.key)).status).toBe(200);
+    const unknownRotation = await cli(['keys', 'rotate', '3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f'], withToken);
+    expect(unknownRotation.code).toBe(1);
+    expect(unknownRotation.stderr).toMatch(/no live key with id/);
+
     const revoke = await cli(['keys', 'revoke', created.id], withToken);
     expect(revoke.code).toBe(0);
     expect(revoke.stdout).toMatch(/revoked/i);
-    expect((await upsertContact(server, created.key)).status).toBe(401);
+    expect((await upsertContact(server, rotated.key)).status).toBe(401);
     expect((await listKeys(withToken, 'through-server')).keys[0]?.revoked_at).toMatch(ISO);
 
-    const unknown = await cli(['keys', 'revoke', created.id], withToken);
+    const again = await cli(['keys', 'revoke', created.id], withToken);
+    expect(again.code).toBe(0);
+    const unknown = await cli(['keys', 'revoke', '3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f'], withToken);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/no active key/);
+    expect(unknown.stderr).toMatch(/no key with id/);
   });
 
   it('a second server on the same DATA_DIR exits non-zero with an "in use" message; the first keeps serving', async () => {
@@ -419,6 +477,7 @@ describe('beside a server without INTERNAL_API_TOKEN, or a holder with no addres
     try {
       for (const args of [
         ['keys', 'list', '--account', 'acme'],
+        ['keys', 'rotate', '3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f'],
         ['keys', 'revoke', '3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f'],
       ]) {
         const run = await cli(args, { ...env, INTERNAL_API_TOKEN: TOKEN });
@@ -461,7 +520,7 @@ describe.runIf(engines().includes('postgres'))('with DATABASE_URL (PostgreSQL se
     }
   });
 
-  it('create, list and revoke work on the database', async () => {
+  it('create, list, rotate and revoke work on the database', async () => {
     const created = await createKey(env, 'pg-account', ['--source', 'hubspot', '--name', 'HubSpot']);
     expect(created).toMatchObject({ account_id: 'pg-account', source: 'hubspot' });
 
@@ -471,14 +530,19 @@ describe.runIf(engines().includes('postgres'))('with DATABASE_URL (PostgreSQL se
     ]);
     expect(stdout).not.toContain(created.key);
 
+    const rotated = await rotateKey(env, created.id);
+    expect(rotated).toMatchObject({ id: created.id, account_id: 'pg-account', source: 'hubspot', name: 'HubSpot' });
+    expect(rotated.key).not.toBe(created.key);
+
     const revoke = await cli(['keys', 'revoke', created.id], env);
     expect(revoke.code).toBe(0);
     expect((await listKeys(env, 'pg-account')).keys[0]?.revoked_at).toMatch(ISO);
 
-    for (const id of [created.id, 'not-a-uuid']) {
-      const again = await cli(['keys', 'revoke', id], env);
-      expect(again.code).toBe(1);
-      expect(again.stderr).toMatch(/no active key/);
+    expect((await cli(['keys', 'revoke', created.id], env)).code).toBe(0);
+    for (const id of ['3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f', 'not-a-uuid']) {
+      const unknown = await cli(['keys', 'revoke', id], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/no key with id/);
     }
 
     const invalid = await cli(['keys', 'create', '--account', 'pg-account', '--source', 'Has Space'], env);

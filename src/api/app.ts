@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { Redis } from 'ioredis';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
 import { DomainError, unavailable } from '../domain/errors.js';
@@ -33,16 +34,35 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
   admin?: (app: FastifyInstance) => Promise<void>;
+  /** Where the API rate limit counts, so that every web process shares it; absent: in this process's memory. */
+  rateLimitRedis?: Redis;
 }
 
 const BODY_LIMIT = 64 * 1024;
+/** An idle kept-alive connection is closed after this: a few seconds, not Fastify's 72. */
+const IDLE_KEEP_ALIVE_MS = 5_000;
+
+/**
+ * Node enforces the request timeout only when it sweeps its connections, every
+ * connectionsCheckingInterval (30 s by default, which would let a 30 s limit run to 60 s). A
+ * tenth of the limit, at most a second, keeps the overrun small without sweeping constantly.
+ */
+const connectionsCheckingInterval = (requestTimeoutMs: number) => Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
 
 /** The HTTP service. Infrastructure comes in, so tests choose the real parts they run against. */
-export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin }: AppDeps) {
+export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin, rateLimitRedis }: AppDeps) {
   const app = Fastify({
     loggerInstance: logger,
     logger: logger ? undefined : { level: config.LOG_LEVEL },
     bodyLimit: BODY_LIMIT,
+    // Slow clients: a request not complete within REQUEST_TIMEOUT_MS (headers included) gets 408.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
+    http: {
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      headersTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: connectionsCheckingInterval(config.REQUEST_TIMEOUT_MS),
+    },
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
     routerOptions: { maxParamLength: 128 },
     clientErrorHandler,
@@ -90,11 +110,15 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,
         keyGenerator: (request) => request.caller.keyId,
+        // Shared through Redis, the limit holds however many web processes serve the key. If Redis
+        // does not answer, requests go through uncounted: the limit is for fairness, and the API
+        // keeps answering without Redis, as it does for events (the outbox keeps them).
+        ...(rateLimitRedis && { redis: rateLimitRedis, nameSpace: `${config.QUEUE_PREFIX}:rate-limit:`, skipOnError: true }),
         errorResponseBuilder: (_request, context) =>
           new DomainError('rate_limited', 429, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
       });
       await api.register(contactRoutes(deps));
-      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY));
+      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY, config.SECRETS_KEY));
       await api.register(eventRoutes(store));
       await api.register(meRoutes);
     },
@@ -122,7 +146,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     });
   }
 
-  await app.register(healthRoutes({ store, queue, metrics }));
+  await app.register(healthRoutes({ store, queue, metrics, token: config.INTERNAL_API_TOKEN }));
   await app.register(publicDocs);
   return app;
 }

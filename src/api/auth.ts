@@ -26,24 +26,30 @@ const sameSecret = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-/** The bearer token, or the password of Basic credentials, given with a request. */
-function presentedToken(header: string | undefined): string | undefined {
+type Scheme = 'bearer' | 'basic';
+
+/** The bearer token, or the password of Basic credentials, given with a request in one of `schemes`. */
+function presentedToken(header: string | undefined, schemes: readonly Scheme[]): string | undefined {
   const [scheme, value] = header?.trim().split(/\s+/, 2) ?? [];
-  if (!value) return undefined;
-  if (/^bearer$/i.test(scheme ?? '')) return value;
-  if (/^basic$/i.test(scheme ?? '')) return Buffer.from(value, 'base64').toString('utf8').split(':').slice(1).join(':');
-  return undefined;
+  const named = scheme?.toLowerCase();
+  if (!value || !schemes.includes(named as Scheme)) return undefined;
+  if (named === 'bearer') return value;
+  return Buffer.from(value, 'base64').toString('utf8').split(':').slice(1).join(':');
 }
 
-const hasInternalToken = (token: string, request: FastifyRequest) => {
-  const given = presentedToken(request.headers.authorization);
+const hasInternalToken = (token: string, request: FastifyRequest, schemes: readonly Scheme[]) => {
+  const given = presentedToken(request.headers.authorization, schemes);
   return given !== undefined && sameSecret(given, token);
 };
 
-/** First-party routes: hidden (404) when no INTERNAL_API_TOKEN is configured, 401 on a wrong token. */
+/**
+ * First-party routes and /metrics: the token as `Authorization: Bearer` only (machines send it
+ * so; Basic credentials are for browsers, which cache and resend them). Hidden (404) when no
+ * INTERNAL_API_TOKEN is configured, 401 on a wrong or absent token.
+ */
 export const requireInternalToken = (token: string | undefined) => async (request: FastifyRequest) => {
   if (!token) throw notFound();
-  if (!hasInternalToken(token, request)) throw unauthorized();
+  if (!hasInternalToken(token, request, ['bearer'])) throw unauthorized();
 };
 
 /**
@@ -52,6 +58,6 @@ export const requireInternalToken = (token: string | undefined) => async (reques
  */
 export const requireOperator = (token: string | undefined) => async (request: FastifyRequest, reply: FastifyReply) => {
   if (!token) return reply.status(404).send({ error: 'not_found' });
-  if (hasInternalToken(token, request)) return;
+  if (hasInternalToken(token, request, ['bearer', 'basic'])) return;
   return reply.status(401).header('www-authenticate', 'Basic realm="contact-hooks operators"').send({ error: 'unauthorized' });
 };

@@ -107,6 +107,7 @@ export const apiKey = z.object({
   revoked_at: z.iso.datetime().nullable(),
 });
 export const createdKey = z.object({ id: z.uuid(), key: z.string(), account_id: z.string(), source: z.string(), created_at: z.iso.datetime() });
+export const rotatedKey = createdKey.extend({ name: z.string().nullable() });
 
 export const contact = z.object({
   contact_id: z.uuid(),

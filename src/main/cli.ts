@@ -1,14 +1,11 @@
 import { parseArgs } from 'node:util';
-import { isUuid, toIso } from '../api/format.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DomainError } from '../domain/errors.js';
-import { issueApiKey } from '../services/keys.js';
-import { DataDirBusyError, lockHolder } from '../storage/dataDirLock.js';
-import type { ApiKeyRow } from '../storage/keys.js';
-import { openStore, type Store } from '../storage/store.js';
+import { DataDirBusyError } from '../storage/dataDirLock.js';
+import { CliError, connect, describeError, type ListedKey } from './keyBackends.js';
 
 /**
- * `contact-hooks keys create|list|revoke`: manages API keys on the same storage as the server
+ * `contact-hooks keys create|list|rotate|revoke`: manages API keys on the same storage as the server
  * (DATABASE_URL, or PGlite in DATA_DIR). PGlite allows one process per data directory, so while a
  * server holds DATA_DIR the CLI goes through that server's /internal/v1 API instead of opening it.
  */
@@ -16,6 +13,7 @@ import { openStore, type Store } from '../storage/store.js';
 const USAGE = `Usage:
   contact-hooks keys create --account <id> [--source <label>] [--name <text>] [--json]
   contact-hooks keys list --account <id> [--json]
+  contact-hooks keys rotate <key-id> [--json]
   contact-hooks keys revoke <key-id>
   contact-hooks --help
 
@@ -25,7 +23,11 @@ at DATABASE_URL, or else the embedded database in DATA_DIR (default ./data).
   keys create   Issues a key for an account. The key is printed once and only its hash is kept.
                 --source labels the integration (lowercase, no spaces; default "api").
   keys list     Lists an account's keys, without secrets.
+  keys rotate   Gives a key a new secret, printed once; the old secret stops working at once.
+                The key keeps its id, source, name and subscriptions: the answer to a leaked
+                key, since the integration reconnects with the new secret and keeps its hooks.
   keys revoke   Revokes a key: it answers 401 at once, and the hooks it created are deleted.
+                Revoking a key that is already revoked succeeds and changes nothing.
 
   --json        Prints one JSON line instead of text.
 
@@ -36,157 +38,11 @@ Exit status: 0 on success, 1 on failure, 2 on a usage error.
 `;
 
 class UsageError extends Error {}
-/** A failure to report as one line on stderr, exit status 1. */
-class CliError extends Error {}
-
-/** A key as the CLI prints it: never a secret, timestamps as ISO 8601. */
-interface ListedKey {
-  id: string;
-  account_id: string;
-  source: string;
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-interface CreatedKey {
-  id: string;
-  key: string;
-  account_id: string;
-  source: string;
-}
-
-/** The three operations, done either on the store or through a running server. */
-interface KeyBackend {
-  create(accountId: string, options: { source?: string | undefined; name?: string | undefined }): Promise<CreatedKey>;
-  list(accountId: string): Promise<ListedKey[]>;
-  /** False when no live key has that id. */
-  revoke(keyId: string): Promise<boolean>;
-}
-
-const ERROR_MESSAGES: Record<string, string> = {
-  invalid_source: 'invalid --source: use a short lowercase label without spaces (a-z, 0-9, "_", ".", "-"; at most 64 characters), such as "zapier"',
-  invalid_account: 'invalid --account: it must be a non-empty id of at most 128 characters',
-  // The storage layer reports a database it cannot reach as this code.
-  unavailable: 'the database is unavailable: is the PostgreSQL server at DATABASE_URL running and reachable?',
-};
-const describeError = (code: string) => ERROR_MESSAGES[code] ?? `the request was refused (${code})`;
-
-const toListed = (key: ApiKeyRow | ListedKey): ListedKey => ({
-  id: key.id,
-  account_id: key.account_id,
-  source: key.source,
-  name: key.name ?? null,
-  created_at: typeof key.created_at === 'string' ? key.created_at : toIso(key.created_at),
-  revoked_at: key.revoked_at === null ? null : typeof key.revoked_at === 'string' ? key.revoked_at : toIso(key.revoked_at),
-});
-
-const storeBackend = (store: Store): KeyBackend => ({
-  async create(accountId, options) {
-    const created = await issueApiKey(store, accountId, options);
-    return { id: created.id, key: created.key, account_id: created.account_id, source: created.source };
-  },
-  list: async (accountId) => (await store.keys.listForAccount(accountId)).map(toListed),
-  // A malformed id cannot name a key (and PostgreSQL would reject it as a uuid).
-  revoke: async (keyId) => isUuid(keyId) && (await store.keys.revoke(keyId)),
-});
-
-/** The first-party API of the server holding DATA_DIR, as the same three operations. */
-function httpBackend(baseUrl: string, token: string, pid: number): KeyBackend {
-  const call = async (method: string, path: string, body?: unknown) => {
-    let response: Response;
-    try {
-      response = await fetch(new URL(`/internal/v1${path}`, baseUrl), {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
-      throw new CliError(`could not reach the server (process ${pid}) at ${baseUrl}: ${cause}`);
-    }
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, json: json as Record<string, unknown> | undefined };
-  };
-  const internalApiDisabled = () =>
-    new CliError(
-      `the server (process ${pid}) at ${baseUrl} has no first-party API enabled (it was started without INTERNAL_API_TOKEN): ` +
-        'stop the server to run this command, or restart it with INTERNAL_API_TOKEN set',
-    );
-  const unexpected = (status: number, json: Record<string, unknown> | undefined) => {
-    if (status === 401) {
-      return new CliError(`the server (process ${pid}) refused INTERNAL_API_TOKEN: set it to the same value the server was started with`);
-    }
-    if (status === 404) return internalApiDisabled();
-    const code = typeof json?.error === 'string' ? json.error : undefined;
-    if (status === 400 && code) return new CliError(describeError(code));
-    return new CliError(`the server (process ${pid}) answered ${status}${code ? ` (${code})` : ''}`);
-  };
-  const accountPath = (accountId: string) => `/accounts/${encodeURIComponent(accountId)}/keys`;
-
-  return {
-    async create(accountId, options) {
-      const body = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
-      const { status, json } = await call('POST', accountPath(accountId), body);
-      if (status !== 201 || !json) throw unexpected(status, json);
-      return { id: String(json.id), key: String(json.key), account_id: String(json.account_id), source: String(json.source) };
-    },
-    async list(accountId) {
-      const { status, json } = await call('GET', accountPath(accountId));
-      if (status !== 200 || !Array.isArray(json?.keys)) throw unexpected(status, json);
-      return (json.keys as ListedKey[]).map(toListed);
-    },
-    async revoke(keyId) {
-      const { status, json } = await call('DELETE', `/keys/${encodeURIComponent(keyId)}`);
-      if (status === 200) return true;
-      if (status !== 404) throw unexpected(status, json);
-      // 404 is an unknown key, or the whole /internal API hidden because the server has no token.
-      const probe = await call('GET', accountPath('contact-hooks-cli-probe'));
-      if (probe.status === 404) throw internalApiDisabled();
-      return false;
-    },
-  };
-}
-
-/**
- * Where the keys live for this invocation. PostgreSQL handles concurrency itself; PGlite's data
- * directory is never opened beside the server holding it.
- */
-async function connect(config: Config): Promise<{ backend: KeyBackend; close: () => Promise<void> }> {
-  if (!config.DATABASE_URL) {
-    const holder = lockHolder(config.DATA_DIR);
-    if (holder) {
-      if (!holder.url) {
-        throw new CliError(
-          `DATA_DIR ${config.DATA_DIR} is in use by process ${holder.pid}, which serves no HTTP API yet (a server still starting, or another command): ` +
-            'try again in a moment, or stop that process',
-        );
-      }
-      if (!config.INTERNAL_API_TOKEN) {
-        throw new CliError(
-          `DATA_DIR ${config.DATA_DIR} is in use by a running server (process ${holder.pid}, ${holder.url}); ` +
-            'the embedded database allows one process, so either stop the server, or set INTERNAL_API_TOKEN to the same value the server has and the CLI will go through its API',
-        );
-      }
-      return { backend: httpBackend(holder.url, config.INTERNAL_API_TOKEN, holder.pid), close: async () => {} };
-    }
-  }
-  // Takes DATA_DIR's lock itself; a server that grabbed it in the meantime makes this throw DataDirBusyError.
-  const { store } = await openStore(config);
-  return { backend: storeBackend(store), close: () => store.close() };
-}
-
 type Command =
   | { name: 'help' }
   | { name: 'create'; accountId: string; source: string | undefined; keyName: string | undefined; json: boolean }
   | { name: 'list'; accountId: string; json: boolean }
+  | { name: 'rotate'; keyId: string; json: boolean }
   | { name: 'revoke'; keyId: string };
 
 function parseCommand(argv: string[]): Command {
@@ -213,7 +69,7 @@ function parseCommand(argv: string[]): Command {
   const [group, action, ...rest] = positionals;
   if (group === undefined) throw new UsageError('missing command');
   if (group !== 'keys') throw new UsageError(`unknown command "${group}"`);
-  if (action === undefined) throw new UsageError('missing keys command: create, list or revoke');
+  if (action === undefined) throw new UsageError('missing keys command: create, list, rotate or revoke');
 
   const allowOnly = (allowed: string[]) => {
     const extra = Object.keys(values).filter((option) => !allowed.includes(option));
@@ -221,6 +77,12 @@ function parseCommand(argv: string[]): Command {
   };
   const noPositionals = () => {
     if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  };
+  const keyId = () => {
+    const [id, ...more] = rest;
+    if (id === undefined) throw new UsageError(`keys ${action} needs the key id`);
+    if (more.length > 0) throw new UsageError(`unexpected argument "${more[0]}"`);
+    return id;
   };
   const account = () => {
     if (values.account === undefined) throw new UsageError(`keys ${action} needs --account <id>`);
@@ -236,15 +98,14 @@ function parseCommand(argv: string[]): Command {
       allowOnly(['account', 'json']);
       noPositionals();
       return { name: 'list', accountId: account(), json: values.json ?? false };
-    case 'revoke': {
+    case 'rotate':
+      allowOnly(['json']);
+      return { name: 'rotate', keyId: keyId(), json: values.json ?? false };
+    case 'revoke':
       allowOnly([]);
-      const [keyId, ...more] = rest;
-      if (keyId === undefined) throw new UsageError('keys revoke needs the key id');
-      if (more.length > 0) throw new UsageError(`unexpected argument "${more[0]}"`);
-      return { name: 'revoke', keyId };
-    }
+      return { name: 'revoke', keyId: keyId() };
     default:
-      throw new UsageError(`unknown keys command "${action}": use create, list or revoke`);
+      throw new UsageError(`unknown keys command "${action}": use create, list, rotate or revoke`);
   }
 }
 
@@ -278,8 +139,18 @@ async function run(command: Exclude<Command, { name: 'help' }>, config: Config):
         const keys = await backend.list(command.accountId);
         return command.json ? `${JSON.stringify({ keys })}\n` : formatList(command.accountId, keys);
       }
+      case 'rotate': {
+        const rotated = await backend.rotate(command.keyId);
+        if (!rotated) throw new CliError(`no live key with id ${command.keyId} (unknown, or revoked)`);
+        if (command.json) return `${JSON.stringify(rotated)}\n`;
+        return (
+          `Rotated key ${rotated.id} of account ${rotated.account_id} (source: ${rotated.source}); the old secret no longer works.\n\n` +
+          `  ${rotated.key}\n\n` +
+          'This secret is shown only once: store it now. The key keeps its subscriptions; reconnect the integration with it.\n'
+        );
+      }
       case 'revoke': {
-        if (!(await backend.revoke(command.keyId))) throw new CliError(`no active key with id ${command.keyId} (unknown, or already revoked)`);
+        if (!(await backend.revoke(command.keyId))) throw new CliError(`no key with id ${command.keyId}`);
         return `Revoked key ${command.keyId}; its hooks were deleted.\n`;
       }
     }

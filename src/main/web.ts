@@ -1,11 +1,14 @@
 import { buildApp } from '../api/app.js';
+import { Redis } from 'ioredis';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
-import { bullBoard, createBullProducer } from '../queue/bullmq.js';
+import { bullBoard } from '../api/bullBoard.js';
+import { createBullProducer, QUEUE_NAMES } from '../queue/bullmq.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import type { EventJob } from '../workers/jobs.js';
+import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
 
 /**
@@ -22,18 +25,26 @@ async function main(config: Config) {
 
   let queue;
   let admin;
+  let rateLimitRedis: Redis | undefined;
   let stopEmbeddedEngine = async () => {};
   if (config.REDIS_URL) {
     const redis = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
     queue = createBullProducer<EventJob>(redis, 'events', { log, failFast: true });
-    admin = bullBoard(redis, log);
+    admin = bullBoard({ ...redis, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
+    // Fail fast, like the producer: a request never waits on Redis for its rate-limit count.
+    rateLimitRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+    rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
+    const maintenance = startMaintenance(store, log, maintenanceSettings(config));
     queue = engine.events;
-    stopEmbeddedEngine = engine.stop;
+    stopEmbeddedEngine = async () => {
+      await maintenance.stop();
+      await engine.stop();
+    };
   }
 
-  const app = await buildApp({ config, store, queue, metrics, logger: log, admin });
+  const app = await buildApp({ config, store, queue, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
@@ -45,6 +56,7 @@ async function main(config: Config) {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
     if (config.REDIS_URL) await queue.close();
+    rateLimitRedis?.disconnect();
     await stopEmbeddedEngine(); // embedded: lets running deliveries finish
     await store.close();
   });

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
 import { startWorkerEngine } from '../workers/deliveryEngine.js';
+import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
 
 /**
@@ -17,15 +18,17 @@ async function main(config: Config) {
   const { store } = await openStore(config);
   const metrics = createMetrics();
   const engine = startWorkerEngine({ config, store, metrics, log }, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+  const maintenance = startMaintenance(store, log, maintenanceSettings(config));
 
   const metricsServer = config.WORKER_METRICS_PORT === undefined ? undefined : createServer((request, response) => {
     if (request.url !== '/metrics') return response.writeHead(404).end();
     void metrics.registry.metrics().then((text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text));
-  }).listen(config.WORKER_METRICS_PORT, config.HOST);
+  }).listen(config.WORKER_METRICS_PORT, config.METRICS_HOST);
 
   log.info({ concurrency: config.DELIVERY_CONCURRENCY }, 'worker started');
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
     await engine.stop(); // takes no new jobs, waits for the running ones
+    await maintenance.stop();
     metricsServer?.close();
     await store.close();
   });

@@ -1,8 +1,4 @@
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { createBullBoard } from '@bull-board/api';
-import { FastifyAdapter } from '@bull-board/fastify';
 import { DelayedError, Queue, Worker, type JobsOptions } from 'bullmq';
-import type { FastifyInstance } from 'fastify';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { JobHandler, JobQueue } from './jobQueue.js';
@@ -131,24 +127,5 @@ export function startBullWorker<Data>(
       closing.abort();
       await worker.close();
     },
-  };
-}
-
-/**
- * Bull Board at /admin/queues; the caller puts it behind the internal token. It gets connections
- * of its own: the producer's fail-fast connection is for the request path, not an operator's page.
- */
-export function bullBoard({ redisUrl, prefix }: BullSettings, log: Logger) {
-  return async (app: FastifyInstance) => {
-    const queues = QUEUE_NAMES.map((name) => {
-      const queue = new Queue(name, { connection: redisOptions(redisUrl), prefix });
-      queue.on('error', (error) => log.warn({ err: error, queue: name }, 'Bull Board queue connection problem'));
-      return queue;
-    });
-    app.addHook('onClose', () => Promise.all(queues.map((queue) => queue.close())));
-    const serverAdapter = new FastifyAdapter();
-    createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue)), serverAdapter });
-    serverAdapter.setBasePath('/admin/queues');
-    await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
   };
 }

@@ -14,3 +14,14 @@ export async function issueApiKey(store: Store, accountId: string, options: { so
   const row = await store.keys.create(accountId, hashApiKey(key), source, options.name);
   return { id: row.id, key, account_id: row.account_id, source: row.source, created_at: row.created_at };
 }
+
+/**
+ * The answer to a leaked key: the same key gets a new secret, returned once, here. The old one
+ * answers 401 at once; subscriptions stay, so an integration reconnects with the new key and
+ * keeps its Zaps. Undefined when no live key has that id (unknown or revoked).
+ */
+export async function rotateApiKey(store: Store, keyId: string) {
+  const key = newApiKey();
+  const row = await store.keys.rotate(keyId, hashApiKey(key));
+  return row && { id: row.id, key, account_id: row.account_id, source: row.source, name: row.name, created_at: row.created_at };
+}

@@ -16,7 +16,7 @@ export interface ClaimedDelivery {
 }
 
 export type DeliveryOutcome = {
-  status: Exclude<DeliveryStatus, 'queued' | 'sending' | 'expired'>;
+  status: Exclude<DeliveryStatus, 'queued' | 'sending' | 'expired' | 'unknown'>;
   responseStatus?: number;
   error?: string;
   durationMs: number;

@@ -18,28 +18,34 @@ export interface NewHook {
   secret: string;
 }
 
+export type CreateHookResult = { outcome: 'created'; hook: HookRow } | { outcome: 'key_revoked' } | { outcome: 'limit_reached' };
+
 const HOOK_COLUMNS = 'id, event_type, target_url, max_per_second, created_at';
 
 export function hookQueries(db: Database) {
   return {
     /**
-     * Creates a subscription unless the key already holds `limit`. The key's row is locked so
-     * concurrent subscribes cannot both pass the count. Returns undefined at the limit.
+     * Creates a subscription under a live key that holds fewer than `limit`. The key's row is
+     * locked only while it is live: a revocation that committed after the request's key check
+     * is seen here (PostgreSQL re-reads the locked row), and one that comes later waits for this
+     * insert and then deletes it. Either way no live hook is left under a revoked key. The lock
+     * also keeps concurrent subscribes from both passing the count.
      */
-    async create(key: { keyId: string; accountId: string }, hook: NewHook, limit: number) {
+    async create(key: { keyId: string; accountId: string }, hook: NewHook, limit: number): Promise<CreateHookResult> {
       return db.transaction(async (tx) => {
-        await tx.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [key.keyId]);
+        const live = await tx.query('SELECT id FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR UPDATE', [key.keyId]);
+        if (live.rows.length === 0) return { outcome: 'key_revoked' };
         const { rows } = await tx.query<{ count: number }>(
           'SELECT count(*)::int AS count FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL',
           [key.keyId],
         );
-        if ((rows[0]?.count ?? 0) >= limit) return undefined;
+        if ((rows[0]?.count ?? 0) >= limit) return { outcome: 'limit_reached' };
         const created = await tx.query<HookRow>(
           `INSERT INTO hooks (id, api_key_id, account_id, event_type, target_url, max_per_second, secret)
            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${HOOK_COLUMNS}`,
           [randomUUID(), key.keyId, key.accountId, hook.eventType, hook.targetUrl, hook.maxPerSecond, hook.secret],
         );
-        return created.rows[0]!;
+        return { outcome: 'created', hook: created.rows[0]! };
       });
     },
 
@@ -59,10 +65,13 @@ export function hookQueries(db: Database) {
       return rows[0];
     },
 
-    /** True when the key's live hook existed and is now deleted. */
+    /**
+     * True when the key's live hook existed and is now deleted. A deleted hook signs nothing
+     * again, so its secret is blanked here; the row stays while delivery rows point at it.
+     */
     async deleteForKey(keyId: string, hookId: string) {
       const { rowCount } = await db.query(
-        'UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL',
+        `UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL`,
         [hookId, keyId],
       );
       return rowCount > 0;
@@ -70,7 +79,7 @@ export function hookQueries(db: Database) {
 
     /** A target that answered 410 Gone asked to be forgotten (REST Hooks). */
     async deleteGone(hookId: string) {
-      await db.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL', [hookId]);
+      await db.query(`UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND deleted_at IS NULL`, [hookId]);
     },
   };
 }

@@ -47,15 +47,33 @@ export function keyQueries(db: Database) {
       return row && { keyId: row.id, accountId: row.account_id, source: row.source, name: row.name, createdAt: row.created_at };
     },
 
-    /** Revokes a key and deletes its hooks in one transaction. False when no live key has that id. */
+    /**
+     * Gives a live key a new secret, keeping its id and so its subscriptions, source and name.
+     * The old hash is overwritten, so the old secret stops working with this commit. Undefined
+     * when no live key has that id.
+     */
+    async rotate(keyId: string, keyHash: string) {
+      const { rows } = await db.query<ApiKeyRow>(
+        `UPDATE api_keys SET key_hash = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+        [keyId, keyHash],
+      );
+      return rows[0];
+    },
+
+    /**
+     * Revokes a key and deletes its hooks (and only its hooks) in one transaction. Idempotent: a
+     * key already revoked stays revoked at its first time, and any hook still live under it is
+     * deleted all the same. False only when no key has that id.
+     */
     async revoke(keyId: string) {
       return db.transaction(async (tx) => {
+        // The row lock waits for any subscribe holding this key, so its hook is seen (and deleted) below.
         const { rowCount } = await tx.query(
-          'UPDATE api_keys SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL',
+          'UPDATE api_keys SET revoked_at = coalesce(revoked_at, clock_timestamp()) WHERE id = $1',
           [keyId],
         );
         if (rowCount === 0) return false;
-        await tx.query('UPDATE hooks SET deleted_at = clock_timestamp() WHERE api_key_id = $1 AND deleted_at IS NULL', [keyId]);
+        await tx.query(`UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE api_key_id = $1 AND deleted_at IS NULL`, [keyId]);
         return true;
       });
     },

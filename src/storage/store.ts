@@ -7,6 +7,8 @@ import { eventQueries } from './events.js';
 import { hookQueries } from './hooks.js';
 import { keyQueries } from './keys.js';
 import { migrate } from './migrate.js';
+import { retentionQueries } from './retention.js';
+import { sealStoredSecrets } from './secrets.js';
 import { acquireDataDirLock } from './dataDirLock.js';
 
 /** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */
@@ -19,6 +21,7 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     calls: callQueries(db),
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
+    retention: retentionQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),
     close: () => db.close().finally(onClose),
   };
@@ -26,22 +29,36 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
 
 export type Store = ReturnType<typeof createStore>;
 
+/** Brings the schema up to date, and the signing secrets in line with SECRETS_KEY. */
+async function prepare(db: Database, secretsKey: Buffer | undefined) {
+  await migrate(db);
+  await sealStoredSecrets(db, secretsKey);
+}
+
 /**
- * Opens PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR under the directory's lock, and brings
- * the schema up to date. Throws DataDirBusyError when another process holds DATA_DIR.
+ * Opens PostgreSQL at DATABASE_URL, or PGlite in DATA_DIR under the directory's lock, and
+ * prepares it. Throws DataDirBusyError when another process holds DATA_DIR, and ConfigError when
+ * SECRETS_KEY cannot open the stored secrets.
  */
-export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>) {
+export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'SECRETS_KEY'>) {
   if (config.DATABASE_URL) {
-    const db = openPostgres(config.DATABASE_URL);
-    await migrate(db);
+    const db = openPostgres(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE });
+    try {
+      await prepare(db, config.SECRETS_KEY);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
     return { store: createStore(db), advertise: (_url: string) => {} };
   }
   const lock = acquireDataDirLock(config.DATA_DIR);
+  let db: Database | undefined;
   try {
-    const db = await openPglite(config.DATA_DIR);
-    await migrate(db);
+    db = await openPglite(config.DATA_DIR);
+    await prepare(db, config.SECRETS_KEY);
     return { store: createStore(db, lock.release), advertise: lock.advertise };
   } catch (error) {
+    await db?.close();
     lock.release();
     throw error;
   }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { envelope } from '../domain/events.js';
 import { isThrottled, retryAfterMs } from '../domain/pacing.js';
+import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { JobHandler } from '../queue/jobQueue.js';
@@ -22,6 +23,8 @@ export interface DelivererDeps {
   settings: PaceSettings;
   metrics: Metrics;
   log: Logger;
+  /** SECRETS_KEY: opens signing secrets stored sealed. */
+  secretsKey: Buffer | undefined;
 }
 
 /**
@@ -54,7 +57,7 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
  * waits, unless "later" is a few ms. A 429 or 503 is recorded as failed, never retried, and
  * holds the target for its Retry-After.
  */
-export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log }: DelivererDeps): JobHandler<DeliveryJob> {
+export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey }: DelivererDeps): JobHandler<DeliveryJob> {
   const expire = async (deliveryId: string, claimed: boolean, signal: AbortSignal) => {
     const context = { deliveryId };
     if (claimed) await untilDone('expiry', () => store.deliveries.giveBack(deliveryId, 'expired'), signal, log, context);
@@ -106,7 +109,7 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'contact-hooks/1.0',
-      ...signatureHeaders(claimed.secret, claimed.event_id, body, Date.now() / 1000),
+      ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, body, Date.now() / 1000),
     };
     const posted = await poster.post(claimed.target_url, body, headers);
     if (posted.kind === 'response' && isThrottled(posted.status)) {

@@ -39,7 +39,7 @@ function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pace
     perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? defaults.perAccount,
     perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? defaults.perHost,
   });
-  const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log });
+  const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey: config.SECRETS_KEY });
   const fanOutTo = (deliveries: JobQueue<DeliveryJob>) => createFanOut({ store, pacer, deliveries, settings, metrics, log });
   return { deliver, fanOutTo, poster };
 }

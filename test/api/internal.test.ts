@@ -16,6 +16,7 @@ const PHONE = '+14155550100';
 const internalRoutes = (accountId: string, contactId: string, keyId: string): Array<[string, InjectOptions]> => [
   ['POST keys', { method: 'POST', url: `/internal/v1/accounts/${accountId}/keys`, payload: { source: 'make' } }],
   ['GET keys', { method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` }],
+  ['POST rotate', { method: 'POST', url: `/internal/v1/keys/${keyId}/rotate` }],
   ['DELETE key', { method: 'DELETE', url: `/internal/v1/keys/${keyId}` }],
   ['GET contact', { method: 'GET', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}` }],
   ['PATCH contact', { method: 'PATCH', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}`, payload: { name: 'Owner' } }],
@@ -97,6 +98,9 @@ describe.each(engines())('first-party API on %s', (engine) => {
       ['a wrong token', bearer('wrong-token-0123456789')],
       ['the token with a character less', bearer(INTERNAL_TOKEN.slice(0, -1))],
       ['the token in another scheme', { authorization: `Token ${INTERNAL_TOKEN}` }],
+      // Basic is for the operators' pages in a browser; /internal is for machines, with Bearer.
+      ['the token as a Basic password', { authorization: `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}` }],
+      ['the token as a Basic user name', { authorization: `Basic ${Buffer.from(`${INTERNAL_TOKEN}:`).toString('base64')}` }],
     ])('answers 401 unauthorized to %s on every route, changing nothing', async (_why, headers: Record<string, string>) => {
       const { accountId, contactId, key } = await seeded();
       const before = await snapshot(t.db);
@@ -200,6 +204,56 @@ describe.each(engines())('first-party API on %s', (engine) => {
       expect(listed).toMatchObject({ id: key.id, revoked_at: expect.stringMatching(ISO_UTC) });
     });
 
+    it('rotates a key: 200 {id, key, account_id, source, name, created_at}; the old secret is 401 at once, the new one keeps the subscriptions', async () => {
+      const accountId = newAccount();
+      const issued = await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/keys`, payload: { source: 'zapier', name: 'Zap' } });
+      const { id, key: oldKey, created_at } = issued.json();
+      const subscribed = await app.inject({
+        method: 'POST',
+        url: '/api/v1/hooks',
+        headers: bearer(oldKey),
+        payload: { event: 'new_contact', target_url: 'https://example.com/rotated' },
+      });
+      expect(subscribed.statusCode).toBe(201);
+
+      const response = await internal({ method: 'POST', url: `/internal/v1/keys/${id}/rotate` });
+      expect(response.statusCode).toBe(200);
+      const rotated = response.json();
+      expect(rotated).toStrictEqual({ id, key: expect.stringMatching(/^chk_[A-Za-z0-9_-]{43}$/), account_id: accountId, source: 'zapier', name: 'Zap', created_at });
+      expect(rotated.key).not.toBe(oldKey);
+
+      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(oldKey) }), 401, 'unauthorized');
+      const me = await app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(rotated.key) });
+      expect(me.json()).toStrictEqual({ account_id: accountId, key: { id, source: 'zapier', name: 'Zap', created_at } });
+      const hooks = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(rotated.key) });
+      expect(hooks.json().hooks.map((hook: { id: string }) => hook.id)).toStrictEqual([subscribed.json().id]);
+
+      // Shown only here: the list holds the same one key, with no secret and nothing revoked.
+      const listed = await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` });
+      expect(listed.json().keys).toStrictEqual([{ id, account_id: accountId, source: 'zapier', name: 'Zap', created_at, revoked_at: null }]);
+      expect(listed.body).not.toContain(rotated.key);
+      expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(rotated.key)])).toBe(1);
+      expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(oldKey)])).toBe(0);
+    });
+
+    it.each([
+      ['unknown', async () => randomUUID()],
+      ['malformed', async () => 'not-a-key-id'],
+      [
+        'revoked',
+        async () => {
+          const { key } = await seeded();
+          expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
+          return key.id;
+        },
+      ],
+    ])('answers 404 not_found when rotating a %s key id, changing nothing', async (_why, id) => {
+      const keyId = await id();
+      const before = await snapshot(t.db);
+      expectError(await internal({ method: 'POST', url: `/internal/v1/keys/${keyId}/rotate` }), 404, 'not_found');
+      expect(await snapshot(t.db)).toStrictEqual(before);
+    });
+
     it.each([
       ['unknown', () => randomUUID()],
       ['malformed', () => 'not-a-key-id'],
@@ -210,10 +264,31 @@ describe.each(engines())('first-party API on %s', (engine) => {
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
-    it('answers 404 not_found when revoking a key twice', async () => {
-      const { key } = await seeded();
+    it('answers 200 {ok: true} when revoking a key twice, keeping the first revocation time', async () => {
+      const { accountId, key } = await seeded();
       expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
-      expectError(await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` }), 404, 'not_found');
+      const listRevokedAt = async () =>
+        (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys[0].revoked_at as string;
+      const first = await listRevokedAt();
+      const again = await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` });
+      expect({ status: again.statusCode, body: again.json() }).toStrictEqual({ status: 200, body: { ok: true } });
+      expect(await listRevokedAt()).toBe(first);
+      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
+    });
+
+    it('revokes only the key named: another key of the account keeps its subscriptions and access', async () => {
+      const { accountId, key } = await seeded();
+      const other = await newKey(t.store, accountId);
+      const subscribe = (auth: Record<string, string>) =>
+        app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
+      const revokedHook = (await subscribe(key.auth)).json().id;
+      const keptHook = (await subscribe(other.auth)).json().id;
+      expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
+      const listed = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: other.auth });
+      expect(listed.json().hooks.map((hook: { id: string }) => hook.id)).toStrictEqual([keptHook]);
+      expect(await count(t.db, 'hooks WHERE id = $1 AND deleted_at IS NOT NULL', [revokedHook])).toBe(1);
+      const keys = (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys;
+      expect(keys.find((listedKey: { id: string }) => listedKey.id === other.id).revoked_at).toBeNull();
     });
   });
 

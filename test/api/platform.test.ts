@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
+import { loadConfig } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
 import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
@@ -50,9 +51,9 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
   });
 
   describe('metrics', () => {
-    it('serves Prometheus text with http_request_duration_seconds by route and status', async () => {
+    it('serves Prometheus text with http_request_duration_seconds by route and status, to the bearer token', async () => {
       await app.inject({ method: 'GET', url: '/healthz' });
-      const response = await app.inject({ method: 'GET', url: '/metrics' });
+      const response = await app.inject({ method: 'GET', url: '/metrics', headers: internalAuth });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/plain/);
       expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
@@ -63,6 +64,29 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       expect(healthz[0]).toContain('method="GET"');
       expect(healthz[0]).toContain('status="200"');
       expect(Number(healthz[0]!.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
+    });
+
+    it.each([
+      ['no Authorization header', undefined],
+      ['a wrong token', 'Bearer wrong-token-0123456789'],
+      ['the token as a Basic password', `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}`],
+      ['the token without a scheme', INTERNAL_TOKEN],
+      ['an API key', `Bearer ${unknownKey}`],
+    ])('answers 401 unauthorized to %s, showing no metric', async (_why, authorization) => {
+      const response = await app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+      expect({ status: response.statusCode, body: response.json() }).toStrictEqual({ status: 401, body: { error: 'unauthorized' } });
+    });
+
+    it('answers 404 not_found when no INTERNAL_API_TOKEN is configured', async () => {
+      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue: silentQueue() });
+      try {
+        for (const headers of [{}, internalAuth]) {
+          const response = await open.inject({ method: 'GET', url: '/metrics', headers });
+          expect({ status: response.statusCode, body: response.json() }).toStrictEqual({ status: 404, body: { error: 'not_found' } });
+        }
+      } finally {
+        await open.close();
+      }
     });
   });
 

@@ -118,6 +118,7 @@ describe.runIf(withPostgresAndRedis)('operator surfaces with Redis', () => {
   it('reports readiness of storage and Redis, and queue depth in /metrics', async () => {
     expect(await (await fetch(`${stack.web.url}/readyz`)).json()).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
     await stack.newContacts(2); // no workers: the jobs wait
-    expect(await (await fetch(`${stack.web.url}/metrics`)).text()).toMatch(/event_queue_depth 2/);
+    const metrics = await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    expect(await metrics.text()).toMatch(/event_queue_depth 2/);
   });
 });

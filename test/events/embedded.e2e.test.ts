@@ -211,7 +211,7 @@ describe('events and delivery, embedded mode', () => {
   });
 
   it('exposes deliveries by outcome, their latency, queue depth and HTTP durations in /metrics', async () => {
-    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    const metrics = await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
     expect(metrics).toMatch(/webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
     expect(metrics).toMatch(/webhook_deliveries_total\{outcome="failed"\} [1-9]/);
     expect(metrics).toMatch(/webhook_delivery_duration_seconds_count [1-9]/);

@@ -9,7 +9,7 @@ import { buildTestApp, INTERNAL_TOKEN, newKey } from '../support/app.js';
 import { engines, openTestStore } from '../support/databases.js';
 
 /**
- * Property-based fuzzing of every /api/v1 and /internal/v1 route, in-process on a real store:
+ * Property-based fuzzing of every /api/v1 and /internal/v1 route and /metrics, in-process on a real store:
  * whatever the method, path, query, headers and body, (1) the status is never 5xx, (2) an error
  * body is exactly `{"error": "<snake_case code>"}`, (3) a rejected request changes nothing in
  * the database. A valid API key and the internal token are used often enough to get past auth.
@@ -47,11 +47,14 @@ const GROUPS: Record<string, Route[]> = {
   'internal keys': [
     { methods: ['POST', 'GET'], path: '/internal/v1/accounts/:account_id/keys', fields: ['source', 'name'] },
     { methods: ['DELETE'], path: '/internal/v1/keys/:key_id', fields: [] },
+    { methods: ['POST'], path: '/internal/v1/keys/:key_id/rotate', fields: [] },
   ],
   'internal contacts': [
     { methods: ['GET', 'PATCH'], path: '/internal/v1/accounts/:account_id/contacts/:contact_id', fields: ['name', 'email'] },
     { methods: ['POST'], path: '/internal/v1/accounts/:account_id/contacts/sync', fields: ['phone', 'name', 'email', 'source'] },
   ],
+  'public identity': [{ methods: ['GET'], path: '/api/v1/me', fields: [] }],
+  'operator metrics': [{ methods: ['GET'], path: '/metrics', fields: [] }],
   'internal calls': [
     {
       methods: ['POST'],
@@ -182,9 +185,9 @@ function paramValue(name: string, known: Known): fc.Arbitrary<string> {
   );
 }
 
-/** Mostly the credential the path takes (`Bearer` key or internal token), so runs get past auth. */
+/** Mostly the credential the path takes (`Bearer` key, or the internal token off /api), so runs get past auth. */
 const authorization = (known: Known, path = '') => {
-  const right = path.startsWith('/internal/') ? INTERNAL_TOKEN : known.apiKey;
+  const right = path.startsWith('/api/') ? known.apiKey : INTERNAL_TOKEN;
   const wrong = right === INTERNAL_TOKEN ? known.apiKey : INTERNAL_TOKEN;
   return fc.oneof(
     { weight: 12, arbitrary: fc.constant(`Bearer ${right}`) },
@@ -259,7 +262,7 @@ function requestFor(routes: Route[], known: Known, encodeParams = true): fc.Arbi
 /** Any path under the two prefixes, made of real and junk segments, with any method. */
 function anyPath(known: Known): fc.Arbitrary<FuzzRequest> {
   const segment = fc.oneof(
-    fc.constantFrom('accounts', 'keys', 'contacts', 'sync', 'calls', 'hooks', 'deliveries', 'events', known.accountId, ...known.hookIds),
+    fc.constantFrom('accounts', 'keys', 'rotate', 'me', 'contacts', 'sync', 'calls', 'hooks', 'deliveries', 'events', known.accountId, ...known.hookIds, ...known.spareKeyIds),
     fc.constantFrom(...PATH_JUNK).map(escapeUri),
     fc.string({ maxLength: 12 }).map(escapeUri),
   );

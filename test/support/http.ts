@@ -51,7 +51,7 @@ export async function snapshot(db: Database) {
     db.query('SELECT id, account_id, phone, name, email, source, owner_fields, updated_at FROM contacts ORDER BY id'),
     db.query('SELECT id, api_key_id, event_type, target_url, deleted_at FROM hooks ORDER BY id'),
     db.query('SELECT id, event_type FROM events ORDER BY id'),
-    db.query('SELECT id, revoked_at FROM api_keys ORDER BY id'),
+    db.query('SELECT id, key_hash, revoked_at FROM api_keys ORDER BY id'),
   ]);
   return { contacts: contacts.rows, hooks: hooks.rows, events: events.rows, keys: keys.rows };
 }

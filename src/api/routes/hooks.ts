@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { conflict, notFound } from '../../domain/errors.js';
+import { conflict, notFound, unauthorized } from '../../domain/errors.js';
 import { validateEventType, validateTargetUrl } from '../../domain/hooks.js';
+import { secretForStorage } from '../../domain/secretBox.js';
 import { newSigningSecret } from '../../domain/signature.js';
 import type { Store } from '../../storage/store.js';
 import { errorAnswers } from '../documentedErrors.js';
@@ -19,7 +20,7 @@ const exampleHook = {
 };
 
 export const hookRoutes =
-  (store: Store, maxHooksPerKey: number): FastifyPluginAsyncZod =>
+  (store: Store, maxHooksPerKey: number, secretsKey: Buffer | undefined): FastifyPluginAsyncZod =>
   async (app) => {
     const hookOfCaller = async (keyId: string, id: string) => {
       const hook = isUuid(id) ? await store.hooks.findForKey(keyId, id) : undefined;
@@ -52,8 +53,13 @@ export const hookRoutes =
         const targetUrl = validateTargetUrl(request.body.target_url);
         const secret = newSigningSecret();
         const maxPerSecond = request.body.max_per_second ?? null;
-        const hook = await store.hooks.create(request.caller, { eventType, targetUrl, maxPerSecond, secret }, maxHooksPerKey);
-        if (!hook) throw conflict('hook_limit_reached');
+        // Shown once, here; stored sealed when SECRETS_KEY is set.
+        const stored = { eventType, targetUrl, maxPerSecond, secret: secretForStorage(secret, secretsKey) };
+        const created = await store.hooks.create(request.caller, stored, maxHooksPerKey);
+        // The key was revoked after this request's key check: as if it had been revoked before.
+        if (created.outcome === 'key_revoked') throw unauthorized();
+        if (created.outcome === 'limit_reached') throw conflict('hook_limit_reached');
+        const { hook } = created;
         return reply.status(201).send({ ...hook, created_at: toIso(hook.created_at), secret });
       },
     );

@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../../domain/errors.js';
 import { reportCall } from '../../services/calls.js';
 import { upsertContact } from '../../services/contacts.js';
 import type { ServiceDeps } from '../../services/deps.js';
-import { issueApiKey } from '../../services/keys.js';
+import { issueApiKey, rotateApiKey } from '../../services/keys.js';
 import { errorAnswers } from '../documentedErrors.js';
 import { isUuid, toIso } from '../format.js';
 import {
@@ -18,12 +18,14 @@ import {
   keyInput,
   ok,
   ownerEditInput,
+  rotatedKey,
   syncInput,
   upsertResult,
 } from '../schemas.js';
 import { z } from 'zod';
 
 const contactParams = accountParam.extend({ contact_id: z.string() });
+const keyParam = z.object({ key_id: z.string() });
 const toContactBody = (c: StoredContact) => ({
   contact_id: c.id,
   phone: c.phone,
@@ -64,10 +66,22 @@ export const internalRoutes =
       };
     });
 
+    const rotate = {
+      tags: ['keys'],
+      summary: 'Rotate a key: the same id gets a new secret (shown only here), the old one answers 401 at once; subscriptions are kept',
+      params: keyParam,
+      response: { 200: rotatedKey, ...errorAnswers('not_found') },
+    };
+    app.post('/keys/:key_id/rotate', { schema: rotate }, async (request) => {
+      const rotated = isUuid(request.params.key_id) ? await rotateApiKey(store, request.params.key_id) : undefined;
+      if (!rotated) throw notFound();
+      return { ...rotated, created_at: toIso(rotated.created_at) };
+    });
+
     const revoke = {
       tags: ['keys'],
       summary: 'Revoke a key: it answers 401 at once, and its subscriptions are deleted',
-      params: z.object({ key_id: z.string() }),
+      params: keyParam,
       response: { 200: ok, ...errorAnswers('not_found') },
     };
     app.delete('/keys/:key_id', { schema: revoke }, async (request) => {

@@ -1,0 +1,42 @@
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { createBullBoard } from '@bull-board/api';
+import { FastifyAdapter } from '@bull-board/fastify';
+import { Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import { redisOptions, type BullSettings } from '../queue/bullmq.js';
+
+export interface BullBoardSettings extends BullSettings {
+  /** The queues shown, by name. */
+  queueNames: readonly string[];
+  /** Off by default: a read-only board can show jobs but not empty, clean, retry, add or pause anything. */
+  writable: boolean;
+}
+
+/**
+ * Bull Board at /admin/queues; the caller puts it behind the operators' login. Its queues get
+ * connections of their own: the producer's fail-fast connection is for the request path, not for
+ * an operator's page.
+ */
+export function bullBoard({ redisUrl, prefix, queueNames, writable }: BullBoardSettings) {
+  return async (app: FastifyInstance) => {
+    const queues = queueNames.map((name) => {
+      const queue = new Queue(name, { connection: redisOptions(redisUrl), prefix });
+      queue.on('error', (error) => app.log.warn({ err: error, queue: name }, 'Bull Board lost Redis; its pages fail until it is back'));
+      return queue;
+    });
+    app.addHook('onClose', async () => {
+      await Promise.all(queues.map((queue) => queue.close()));
+    });
+    if (!writable) {
+      // Bull Board's read-only mode hides the buttons and refuses its own write routes; refusing
+      // every method that could write keeps it so for any route a later Bull Board adds.
+      app.addHook('onRequest', async (request, reply) => {
+        if (request.method !== 'GET' && request.method !== 'HEAD') return reply.status(405).header('allow', 'GET, HEAD').send({ error: 'read_only' });
+      });
+    }
+    const serverAdapter = new FastifyAdapter();
+    createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !writable })), serverAdapter });
+    serverAdapter.setBasePath('/admin/queues');
+    await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
+  };
+}

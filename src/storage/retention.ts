@@ -1,0 +1,82 @@
+import type { Sql } from './database.js';
+
+/**
+ * Bounded storage: each query handles at most `limit` rows in one short statement, oldest first,
+ * so a large backlog is worked off in many small transactions that never hold locks for long.
+ * Rows another pruner holds are skipped (workers run these concurrently). Each returns how many
+ * rows it changed. `retentionMs` is RETENTION_DAYS; the cutoff is taken on the database's clock.
+ */
+
+const cutoff = (param: string) => `clock_timestamp() - make_interval(secs => ${param} / 1000.0)`;
+
+/** A deleted subscription may still be read by a fan-out that began just before its deletion. */
+const DELETED_HOOK_GRACE_MS = 60_000;
+
+export function retentionQueries(db: Sql) {
+  const run = async (text: string, params: unknown[]) => (await db.query(text, params)).rowCount;
+  return {
+    /** Claims still `sending` past `olderThanMs`: their worker died mid-POST. Unknown, never retried. */
+    markStuckUnknown: (olderThanMs: number, limit: number) =>
+      run(
+        `UPDATE deliveries SET status = 'unknown' WHERE id IN (
+           SELECT id FROM deliveries WHERE status = 'sending' AND attempted_at < ${cutoff('$1')}
+           ORDER BY attempted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [olderThanMs, limit],
+      ),
+
+    /** Delivery log rows queued before the cutoff, unless still queued or sending. */
+    pruneDeliveries: (retentionMs: number, limit: number) =>
+      run(
+        `DELETE FROM deliveries WHERE id IN (
+           SELECT id FROM deliveries WHERE queued_at < ${cutoff('$1')} AND status NOT IN ('queued', 'sending')
+           ORDER BY queued_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [retentionMs, limit],
+      ),
+
+    /**
+     * Events older than the cutoff that were fanned out and that no delivery points at any more
+     * (so none is queued or sending). An event not yet dispatched is the outbox's: never pruned.
+     */
+    pruneEvents: (retentionMs: number, limit: number) =>
+      run(
+        `DELETE FROM events WHERE id IN (
+           SELECT e.id FROM events e WHERE e.created_at < ${cutoff('$1')} AND e.dispatched_at IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+           ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [retentionMs, limit],
+      ),
+
+    /** Calls (with their summaries, personal data) older than the cutoff. Events keep their own copy. */
+    pruneCalls: (retentionMs: number, limit: number) =>
+      run(
+        `DELETE FROM calls WHERE (account_id, conversation_id) IN (
+           SELECT account_id, conversation_id FROM calls WHERE created_at < ${cutoff('$1')}
+           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [retentionMs, limit],
+      ),
+
+    /**
+     * Deleted subscriptions no delivery row points at, deleted before the cutoff or a minute ago,
+     * whichever is later: the row was kept only for the delivery log.
+     */
+    pruneDeletedHooks: (retentionMs: number, limit: number) =>
+      run(
+        `DELETE FROM hooks WHERE id IN (
+           SELECT h.id FROM hooks h
+           WHERE h.deleted_at < greatest(${cutoff('$1')}, clock_timestamp() - make_interval(secs => $3 / 1000.0))
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.hook_id = h.id)
+           ORDER BY h.deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [retentionMs, limit, DELETED_HOOK_GRACE_MS],
+      ),
+
+    /** Keys revoked before the cutoff that no subscription row points at any more. */
+    pruneRevokedKeys: (retentionMs: number, limit: number) =>
+      run(
+        `DELETE FROM api_keys WHERE id IN (
+           SELECT k.id FROM api_keys k WHERE k.revoked_at < ${cutoff('$1')}
+             AND NOT EXISTS (SELECT 1 FROM hooks h WHERE h.api_key_id = k.id)
+           ORDER BY k.revoked_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [retentionMs, limit],
+      ),
+  };
+}

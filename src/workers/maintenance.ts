@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Store } from '../storage/store.js';
+
+const DAY_MS = 86_400_000;
+/** Past the delivery timeout, this long again before a claim still `sending` is declared unknown. */
+export const STUCK_GRACE_MS = 60_000;
+
+export interface MaintenanceSettings {
+  /** RETENTION_DAYS in ms. */
+  retentionMs: number;
+  /** A claim still `sending` this long after it was made becomes `unknown`. */
+  stuckAfterMs: number;
+  /** Rows per statement: small, so no statement holds locks for long or delays requests. */
+  batch?: number;
+  /** Pause between two statements, so requests interleave (PGlite runs one statement at a time). */
+  pauseMs?: number;
+  /** Statements per table per pass; what is left waits for the next pass. */
+  maxBatchesPerPass?: number;
+}
+
+/** The settings the processes run with, from their configuration. */
+export const maintenanceSettings = (config: { RETENTION_DAYS: number; DELIVERY_TIMEOUT_MS: number }): MaintenanceSettings => ({
+  retentionMs: config.RETENTION_DAYS * DAY_MS,
+  stuckAfterMs: config.DELIVERY_TIMEOUT_MS + STUCK_GRACE_MS,
+});
+
+/**
+ * A pass runs often enough for the retention to be met closely, and at most once a minute: a
+ * tenth of the retention, between one second and a minute.
+ */
+const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, Math.floor(retentionMs / 10)));
+
+/**
+ * One maintenance pass: declares stuck claims unknown, then deletes what retention allows, in
+ * an order that lets one pass finish a chain (a delivery, then its event; a deleted
+ * subscription, then its revoked key). Returns what it changed, by kind.
+ */
+export async function runMaintenancePass(store: Store, settings: MaintenanceSettings, signal?: AbortSignal) {
+  const { retentionMs, stuckAfterMs, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
+  /** Statement after statement until one changes fewer than `batch` rows; a shutdown stops between two. */
+  const repeat = async (work: (limit: number) => Promise<number>) => {
+    let total = 0;
+    for (let i = 0; i < maxBatchesPerPass && !signal?.aborted; i++) {
+      const changed = await work(batch);
+      total += changed;
+      if (changed < batch) break;
+      await sleep(pauseMs, undefined, { signal }).catch(() => undefined); // an abort ends the loop above
+    }
+    return total;
+  };
+  const { retention } = store;
+  return {
+    unknown: await repeat((limit) => retention.markStuckUnknown(stuckAfterMs, limit)),
+    deliveries: await repeat((limit) => retention.pruneDeliveries(retentionMs, limit)),
+    events: await repeat((limit) => retention.pruneEvents(retentionMs, limit)),
+    calls: await repeat((limit) => retention.pruneCalls(retentionMs, limit)),
+    hooks: await repeat((limit) => retention.pruneDeletedHooks(retentionMs, limit)),
+    keys: await repeat((limit) => retention.pruneRevokedKeys(retentionMs, limit)),
+  };
+}
+
+/**
+ * The periodic maintenance loop, in every worker and in the embedded process. Running it in
+ * several processes at once is safe: each statement skips rows another one holds.
+ */
+export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings) {
+  const stopping = new AbortController();
+  let running: Promise<void> | undefined;
+  const pass = () =>
+    runMaintenancePass(store, settings, stopping.signal).then(
+      (changed) => {
+        if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
+      },
+      (error: unknown) => log.warn({ err: error }, 'maintenance pass failed; trying again next pass'),
+    );
+  const timer = setInterval(() => {
+    running ??= pass().finally(() => (running = undefined));
+  }, passInterval(settings.retentionMs));
+  return {
+    /** Stops between two statements, without waiting for the rest of a pass. */
+    async stop() {
+      clearInterval(timer);
+      stopping.abort();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/api/app.js';
+import { bullBoard } from '../../src/api/bullBoard.js';
+import { createBullProducer, QUEUE_NAMES } from '../../src/queue/bullmq.js';
+import type { JobQueue } from '../../src/queue/jobQueue.js';
+import type { EventJob } from '../../src/workers/jobs.js';
+import { INTERNAL_TOKEN, testConfig } from '../support/app.js';
+import { openTestStore } from '../support/databases.js';
+import { redisForTest } from '../support/processes.js';
+
+/** Bull Board needs only Redis; under CI a missing REDIS_URL fails this suite instead of skipping it. */
+const withRedis = Boolean(process.env.CI || process.env.REDIS_URL);
+
+const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const operator = basic('ops', INTERNAL_TOKEN);
+
+/** Every kind of write Bull Board offers on a queue or a job. */
+const writes = (jobId: string): InjectOptions[] => [
+  { method: 'PUT', url: '/admin/queues/api/queues/events/empty' },
+  { method: 'PUT', url: '/admin/queues/api/queues/events/obliterate', payload: {} },
+  { method: 'PUT', url: '/admin/queues/api/queues/events/clean/waiting' },
+  { method: 'PUT', url: '/admin/queues/api/queues/events/pause' },
+  { method: 'PUT', url: '/admin/queues/api/queues/pause' },
+  { method: 'POST', url: '/admin/queues/api/queues/events/add', payload: { name: 'x', data: {} } },
+  { method: 'PUT', url: `/admin/queues/api/queues/events/${jobId}/clean` },
+  { method: 'PUT', url: `/admin/queues/api/queues/events/${jobId}/promote` },
+  { method: 'PATCH', url: `/admin/queues/api/queues/events/${jobId}/update-data`, payload: { jobData: {} } },
+];
+
+describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
+  let redis: ReturnType<typeof redisForTest>;
+  let producer: JobQueue<EventJob>;
+  const apps: FastifyInstance[] = [];
+  const stores: Array<() => Promise<void>> = [];
+  const jobIds = [randomUUID(), randomUUID()];
+
+  /** The app as web.ts wires it with Redis, on `env`. */
+  const boardApp = async (env: Record<string, string> = {}) => {
+    const { store, cleanup } = await openTestStore('pglite');
+    stores.push(cleanup);
+    const config = testConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, ...env });
+    const admin = bullBoard({ redisUrl: redis.url, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
+    const app = await buildApp({ config, store, queue: producer, admin });
+    apps.push(app);
+    return app;
+  };
+
+  beforeAll(async () => {
+    redis = redisForTest();
+    producer = createBullProducer<EventJob>({ redisUrl: redis.url, prefix: redis.prefix }, 'events', {
+      log: pino({ level: 'silent' }),
+      failFast: true,
+    });
+    await producer.add(jobIds.map((eventId) => ({ id: eventId, data: { eventId } }))); // no worker runs: the jobs wait
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await producer?.close();
+    for (const cleanup of stores) await cleanup();
+    await redis?.cleanup();
+  });
+
+  it('logs a browser in with the token as a Basic password, or takes it as Bearer; anything else is 401 with a Basic challenge', async () => {
+    const app = await boardApp();
+    for (const headers of [operator, { authorization: `Bearer ${INTERNAL_TOKEN}` }]) {
+      const page = await app.inject({ method: 'GET', url: '/admin/queues', headers });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('<html');
+    }
+    for (const headers of [{}, basic('ops', 'wrong-token-0123456789'), { authorization: 'Bearer wrong-token-0123456789' }]) {
+      const refused = await app.inject({ method: 'GET', url: '/admin/queues', headers });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
+    }
+  });
+
+  it('is read-only by default: it shows the queues and jobs, and refuses every write, which changes nothing', async () => {
+    const app = await boardApp();
+    const listed = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: operator });
+    expect(listed.statusCode).toBe(200);
+    const shown = listed.json().queues.map((queue: { name: string; readOnlyMode: boolean }) => [queue.name, queue.readOnlyMode]);
+    expect(shown.sort()).toStrictEqual([...QUEUE_NAMES].sort().map((name) => [name, true]));
+    expect((await app.inject({ method: 'GET', url: `/admin/queues/api/queues/events/${jobIds[0]}`, headers: operator })).statusCode).toBe(200);
+
+    for (const request of writes(jobIds[0]!)) {
+      const response = await app.inject({ ...request, headers: operator });
+      expect({ request: `${request.method} ${request.url}`, status: response.statusCode }).toStrictEqual({
+        request: `${request.method} ${request.url}`,
+        status: 405,
+      });
+    }
+    expect((await producer.counts()).ready).toBe(jobIds.length);
+  });
+
+  it('can empty the queue with BULL_BOARD_WRITABLE=true', async () => {
+    const app = await boardApp({ BULL_BOARD_WRITABLE: 'true' });
+    const listed = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: operator });
+    expect(listed.json().queues.every((queue: { readOnlyMode: boolean }) => !queue.readOnlyMode)).toBe(true);
+    expect((await app.inject({ method: 'PUT', url: '/admin/queues/api/queues/events/empty', headers: operator })).statusCode).toBe(200);
+    expect((await producer.counts()).ready).toBe(0);
+  });
+});

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+/** Settings whose defaults or checks are rules of their own. */
+describe('configuration', () => {
+  it('gives SHUTDOWN_GRACE_MS a default above the delivery timeout, so a deploy does not cut POSTs in flight', () => {
+    expect(loadConfig({}).SHUTDOWN_GRACE_MS).toBe(15_000);
+    expect(loadConfig({ DELIVERY_TIMEOUT_MS: '20000' }).SHUTDOWN_GRACE_MS).toBe(25_000);
+    expect(loadConfig({ SHUTDOWN_GRACE_MS: '3000' }).SHUTDOWN_GRACE_MS).toBe(3_000);
+  });
+
+  it('keeps 30 days by default and takes fractions of a day for RETENTION_DAYS', () => {
+    expect(loadConfig({}).RETENTION_DAYS).toBe(30);
+    expect(loadConfig({ RETENTION_DAYS: '0.5' }).RETENTION_DAYS).toBe(0.5);
+    for (const bad of ['0', '-1', 'forever']) expect(() => loadConfig({ RETENTION_DAYS: bad })).toThrow(/RETENTION_DAYS/);
+  });
+
+  it('defaults REQUEST_TIMEOUT_MS to 30 s and METRICS_HOST to loopback; Bull Board is read-only unless asked', () => {
+    const config = loadConfig({});
+    expect([config.REQUEST_TIMEOUT_MS, config.METRICS_HOST, config.BULL_BOARD_WRITABLE]).toStrictEqual([30_000, '127.0.0.1', false]);
+    expect(loadConfig({ BULL_BOARD_WRITABLE: 'true' }).BULL_BOARD_WRITABLE).toBe(true);
+    expect(() => loadConfig({ BULL_BOARD_WRITABLE: 'yes' })).toThrow(ConfigError);
+  });
+});
