@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 /**
  * `npm run bench`: the figures of issue 4, each measured side by side with its reference in
  * the same run. Prints markdown tables and writes bench/results/latest.{json,md}.
@@ -699,7 +700,7 @@ async function main() {
     // Figures 1 and 5 (contacts), PostgreSQL. The worker is stopped while upserts are measured,
     // so the figure is the web process's against the driver's; it runs for the latency part.
     await stop(worker);
-    direct = openPostgres(database.url, { max: PG_POOL_SIZE });
+    direct = openPostgres(database.url, { max: PG_POOL_SIZE, log: pino({ level: 'warn' }) });
     const contactPoints: { size: number; actualRows: number; api: UpsertFigure; direct: UpsertFigure; p50: number; p99: number; other: number }[] = [];
     let seeded = 0;
     for (const size of CONTACT_SIZES) {

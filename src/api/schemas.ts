@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHANNELS, OUTCOMES } from '../domain/calls.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
+import { isAccountId } from '../domain/ids.js';
 import { DELIVERY_STATUSES } from '../domain/delivery.js';
 
 /**
@@ -91,8 +92,8 @@ export const deliveryList = z.object({
 });
 
 // First-party (/internal/v1) schemas.
-// No control characters: an account id is an identifier, and PostgreSQL text cannot hold NUL.
-export const accountParam = z.object({ account_id: z.string().min(1).max(128).regex(/^[^\u0000-\u001f\u007f]+$/) });
+// The account id rule lives in the domain (isAccountId): present, at most 128 characters, no control characters.
+export const accountParam = z.object({ account_id: z.string().refine(isAccountId) });
 // Fastify validates a missing body as null, so a default alone would never apply: no body means {}.
 export const keyInput = z
   .object({ source: z.string().optional(), name: z.string().optional() })

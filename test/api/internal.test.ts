@@ -6,7 +6,7 @@ import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/apiKey.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { INTERNAL_TOKEN, newKey } from '../support/app.js';
+import { INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
 import { engines } from '../support/databases.js';
 import { bearer, count, expectError, internalAuth, ISO_UTC, newAccount, openTestApp, snapshot, UUID, type TestApp } from '../support/http.js';
 
@@ -58,7 +58,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
 
     beforeAll(async () => {
       const queue = createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
-      hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue });
+      hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, queue) });
     });
     afterAll(async () => {
       await hidden?.close();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
+import { INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
 
@@ -37,7 +37,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
 
     it('answers /readyz 503 when storage does not answer, while /healthz stays 200', async () => {
       const store = await unreachableStore(engine);
-      const down = await buildApp({ config: testConfig(), store, queue: silentQueue() });
+      const down = await buildApp({ config: testConfig(), services: testServices(store, silentQueue()) });
       try {
         const ready = await down.inject({ method: 'GET', url: '/readyz' });
         expect(ready.statusCode).toBe(503);
@@ -78,7 +78,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     });
 
     it('answers 404 not_found when no INTERNAL_API_TOKEN is configured', async () => {
-      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue: silentQueue() });
+      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentQueue()) });
       try {
         for (const headers of [{}, internalAuth]) {
           const response = await open.inject({ method: 'GET', url: '/metrics', headers });
@@ -97,7 +97,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     beforeAll(async () => {
       lines = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-      logged = await buildApp({ config: testConfig(), store: t.store, queue: silentQueue(), logger });
+      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentQueue()), logger });
     });
     afterAll(async () => {
       await logged?.close();
@@ -146,7 +146,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       const broken = await openTestApp(engine);
       const brokenLines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void brokenLines.push(line) });
-      const brokenApp = await buildApp({ config: testConfig(), store: broken.store, queue: silentQueue(), logger });
+      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentQueue()), logger });
       try {
         const key = await newKey(broken.store, newAccount());
         await broken.db.exec('DROP TABLE contacts');

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { upsertContact } from '../../services/contacts.js';
-import type { ServiceDeps } from '../../services/deps.js';
+import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
 import { contactInput, upsertResult } from '../schemas.js';
 
 const CONTACT_ID = '3f2a9c4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b';
 
 export const contactRoutes =
-  (deps: Omit<ServiceDeps, 'log'>): FastifyPluginAsyncZod =>
+  (services: Services): FastifyPluginAsyncZod =>
   async (app) => {
     app.post(
       '/contacts',
@@ -37,7 +36,6 @@ export const contactRoutes =
           },
         },
       },
-      async (request) =>
-        upsertContact({ ...deps, log: request.log }, request.caller.accountId, request.caller.source, request.body),
+      async (request) => services.contacts.upsert(request.caller, request.body),
     );
   };

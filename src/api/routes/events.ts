@@ -1,13 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { validateEventType } from '../../domain/hooks.js';
-import type { Store } from '../../storage/store.js';
+import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
 import { eventList, eventsQuery } from '../schemas.js';
-import { toIso } from '../format.js';
 import { WEBHOOK_EVENTS } from '../webhooks.js';
 
 export const eventRoutes =
-  (store: Store): FastifyPluginAsyncZod =>
+  (services: Services): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/events',
@@ -38,12 +36,6 @@ export const eventRoutes =
           },
         },
       },
-      async (request) => {
-        const type = validateEventType(request.query.event);
-        const events = await store.events.listRecent(request.caller.accountId, type, request.query.limit);
-        return {
-          events: events.map((event) => ({ id: event.id, event: event.event_type, data: event.data, created_at: toIso(event.created_at) })),
-        };
-      },
+      async (request) => services.events.recent(request.caller, request.query.event, request.query.limit),
     );
   };

@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { conflict, notFound, unauthorized } from '../../domain/errors.js';
-import { validateEventType, validateTargetUrl } from '../../domain/hooks.js';
-import { secretForStorage } from '../../domain/secretBox.js';
-import { newSigningSecret } from '../../domain/signature.js';
-import type { Store } from '../../storage/store.js';
+import { DELIVERY_LOG_LIMIT } from '../../services/hooks.js';
+import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
 import { createdHook, deliveryList, hookList, idParam, ok, subscribeInput } from '../schemas.js';
-import { isUuid, toIso } from '../format.js';
-
-const DELIVERY_LOG_LIMIT = 100;
 
 const HOOK_ID = '9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d';
 const exampleHook = {
@@ -20,14 +14,8 @@ const exampleHook = {
 };
 
 export const hookRoutes =
-  (store: Store, maxHooksPerKey: number, secretsKey: Buffer | undefined): FastifyPluginAsyncZod =>
+  (services: Services): FastifyPluginAsyncZod =>
   async (app) => {
-    const hookOfCaller = async (keyId: string, id: string) => {
-      const hook = isUuid(id) ? await store.hooks.findForKey(keyId, id) : undefined;
-      if (!hook) throw notFound();
-      return hook;
-    };
-
     app.post(
       '/hooks',
       {
@@ -48,20 +36,7 @@ export const hookRoutes =
           },
         },
       },
-      async (request, reply) => {
-        const eventType = validateEventType(request.body.event);
-        const targetUrl = validateTargetUrl(request.body.target_url);
-        const secret = newSigningSecret();
-        const maxPerSecond = request.body.max_per_second ?? null;
-        // Shown once, here; stored sealed when SECRETS_KEY is set.
-        const stored = { eventType, targetUrl, maxPerSecond, secret: secretForStorage(secret, secretsKey) };
-        const created = await store.hooks.create(request.caller, stored, maxHooksPerKey);
-        // The key was revoked after this request's key check: as if it had been revoked before.
-        if (created.outcome === 'key_revoked') throw unauthorized();
-        if (created.outcome === 'limit_reached') throw conflict('hook_limit_reached');
-        const { hook } = created;
-        return reply.status(201).send({ ...hook, created_at: toIso(hook.created_at), secret });
-      },
+      async (request, reply) => reply.status(201).send(await services.hooks.subscribe(request.caller, request.body)),
     );
 
     app.get(
@@ -75,10 +50,7 @@ export const hookRoutes =
           response: { 200: hookList.meta({ description: 'The subscriptions', examples: [{ hooks: [exampleHook] }] }) },
         },
       },
-      async (request) => {
-        const hooks = await store.hooks.listForKey(request.caller.keyId);
-        return { hooks: hooks.map((hook) => ({ ...hook, created_at: toIso(hook.created_at) })) };
-      },
+      async (request) => services.hooks.list(request.caller),
     );
 
     app.delete(
@@ -93,11 +65,7 @@ export const hookRoutes =
           response: { 200: ok.meta({ description: 'Unsubscribed', examples: [{ ok: true }] }), ...errorAnswers('not_found') },
         },
       },
-      async (request) => {
-        const deleted = isUuid(request.params.id) && (await store.hooks.deleteForKey(request.caller.keyId, request.params.id));
-        if (!deleted) throw notFound();
-        return { ok: true as const };
-      },
+      async (request) => services.hooks.unsubscribe(request.caller, request.params.id),
     );
 
     app.get(
@@ -133,16 +101,6 @@ export const hookRoutes =
           },
         },
       },
-      async (request) => {
-        const hook = await hookOfCaller(request.caller.keyId, request.params.id);
-        const deliveries = await store.deliveries.listForHook(hook.id, DELIVERY_LOG_LIMIT);
-        return {
-          deliveries: deliveries.map((delivery) => ({
-            ...delivery,
-            queued_at: toIso(delivery.queued_at),
-            attempted_at: delivery.attempted_at && toIso(delivery.attempted_at),
-          })),
-        };
-      },
+      async (request) => services.hooks.deliveries(request.caller, request.params.id),
     );
   };

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Services } from '../../services/index.js';
 import { identity } from '../schemas.js';
-import { toIso } from '../format.js';
 
 /** "Who am I": what an integration shows as its connection label, and its auth test. */
-export const meRoutes: FastifyPluginAsyncZod = async (app) => {
+export const meRoutes =
+  (services: Services): FastifyPluginAsyncZod =>
+  async (app) => {
   app.get(
     '/me',
     {
@@ -25,9 +27,6 @@ export const meRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async (request) => {
-      const { accountId, keyId, source, name, createdAt } = request.caller;
-      return { account_id: accountId, key: { id: keyId, source, name, created_at: toIso(createdAt) } };
-    },
+    async (request) => services.keys.me(request.caller),
   );
 };
