@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { issueKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
-import { bearer, expectError, internalAuth, ISO_UTC, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
+import { bearer, expectError, internalAuth, ISO_UTC, newAccount, unknownKey, useTestApp } from '../support/http.js';
 
 describe.each(engines())('GET /api/v1/me on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await openTestApp(engine);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine);
 
   const me = (authorization?: string) =>
     t.app.inject({ method: 'GET', url: '/api/v1/me', headers: authorization ? { authorization } : {} });

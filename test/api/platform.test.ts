@@ -6,31 +6,22 @@ import { loadConfig } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
 import { INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
-import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
+import { internalAuth, newAccount, openTestApp, useTestApp, unknownKey } from '../support/http.js';
 
 const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
 
 describe.each(engines())('platform endpoints on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
-
-  beforeAll(async () => {
-    t = await openTestApp(engine);
-    app = t.app;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine);
 
   describe('health', () => {
     it('answers /healthz 200 without a key', async () => {
-      const response = await app.inject({ method: 'GET', url: '/healthz' });
+      const response = await t.app.inject({ method: 'GET', url: '/healthz' });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true });
     });
 
     it('answers /readyz 200 with storage ok', async () => {
-      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      const response = await t.app.inject({ method: 'GET', url: '/readyz' });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
     });
@@ -52,8 +43,8 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
 
   describe('metrics', () => {
     it('serves Prometheus text with http_request_duration_seconds by route and status, to the bearer token', async () => {
-      await app.inject({ method: 'GET', url: '/healthz' });
-      const response = await app.inject({ method: 'GET', url: '/metrics', headers: internalAuth });
+      await t.app.inject({ method: 'GET', url: '/healthz' });
+      const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: internalAuth });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/plain/);
       expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
@@ -73,7 +64,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       ['the token without a scheme', INTERNAL_TOKEN],
       ['an API key', `Bearer ${unknownKey}`],
     ])('answers 401 unauthorized to %s, showing no metric', async (_why, authorization) => {
-      const response = await app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+      const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
       expect({ status: response.statusCode, body: response.json() }).toStrictEqual({ status: 401, body: { error: 'unauthorized' } });
     });
 
