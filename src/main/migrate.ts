@@ -1,5 +1,5 @@
 import { openStore } from '../storage/store.js';
-import { createLogger, runProcess } from './runtime.js';
+import { createLogger, runProcess } from './lifecycle.js';
 
 /** `npm run migrate` and the Procfile's release phase: brings the schema up to date, then exits. */
 await runProcess(async (config) => {

@@ -9,7 +9,7 @@ import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import type { EventJob } from '../workers/jobs.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createServices } from '../services/index.js';
-import { createLogger, exitWith, onShutdownSignal, runProcess } from './runtime.js';
+import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
  * The web process. With REDIS_URL it only produces jobs (workers deliver); without it, the

@@ -4,7 +4,7 @@ import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
 import { startWorkerEngine } from '../workers/deliveryEngine.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
-import { createLogger, exitWith, onShutdownSignal, runProcess } from './runtime.js';
+import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
  * A worker process: fans events out and delivers them from BullMQ, paced through Redis, and
