@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, engines } from './support/databases.js';
 import { entryPoint, freePort, launch, launchWeb, type LaunchedProcess } from '../kit/processes.js';
+import type { ListedKey } from '../src/cli/keyBackend.js';
 
 /**
  * The `contact-hooks` bin as a real child process, on PGlite in DATA_DIR (alone, and beside a
@@ -17,15 +18,6 @@ const TOKEN = 'cli-test-internal-token-0123456789';
 const KEY_FIELDS = ['account_id', 'id', 'key', 'source'];
 const LISTED_FIELDS = ['account_id', 'created_at', 'id', 'name', 'revoked_at', 'source'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-interface ListedKey {
-  id: string;
-  account_id: string;
-  source: string;
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
 
 const children = new Set<LaunchedProcess>();
 const dirs: string[] = [];

@@ -4,6 +4,7 @@
  * grows to 1M contacts. The worker is stopped while upserts are measured, so the figure is the
  * web process's against the driver's; it runs for the latency part.
  */
+import { pino } from 'pino';
 import { openPostgres } from '../../src/storage/database.js';
 import type { BenchContext } from '../context.js';
 import { newContactLatency } from '../measure/deliveries.js';
@@ -44,7 +45,7 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
   await stack.client.subscribe(latencyKey, 'new_contact', `${ctx.receiver.url}${CHANNEL}`);
   const events = runQueue(ctx, 'events');
   // The pool the web process opens: DATABASE_POOL_SIZE, at its default.
-  const direct = openPostgres(ctx.database.url, { max: SERVICE_DEFAULTS.DATABASE_POOL_SIZE });
+  const direct = openPostgres(ctx.database.url, { max: SERVICE_DEFAULTS.DATABASE_POOL_SIZE, log: pino({ level: 'warn' }) });
   await stack.stopWorkers();
   const points: ContactPoint[] = [];
   try {

@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   LogController,
@@ -9,17 +7,15 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { OpenAPIV3 } from 'openapi-types';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
-import { DomainError, unavailable } from '../domain/errors.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
-import type { JobQueue } from '../queue/jobQueue.js';
-import type { EventJob } from '../workers/jobs.js';
-import type { Store } from '../storage/store.js';
+import type { Services } from '../services/index.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
-import { clientErrorHandler, registerErrorHandling, routerErrors } from './errors.js';
+import { documentScopeErrors } from './documentedErrors.js';
+import { clientErrorHandler, RateLimitedError, registerErrorHandling, routerErrors, ShuttingDownError } from './errors.js';
 import { acceptJsonBodiesOnly } from './jsonBody.js';
+import { internalDocs, publicDocs, registerOpenApi } from './openapi.js';
 import { contactRoutes } from './routes/contacts.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -29,8 +25,8 @@ import { meRoutes } from './routes/me.js';
 
 export interface AppDeps {
   config: Config;
-  store: Store;
-  queue: JobQueue<EventJob>;
+  /** Every use case; routes only translate HTTP to and from them. */
+  services: Services;
   metrics?: Metrics;
   logger?: FastifyBaseLogger;
   /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
@@ -51,7 +47,7 @@ const IDLE_KEEP_ALIVE_MS = 5_000;
 const connectionsCheckingInterval = (requestTimeoutMs: number) => Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
 
 /** The HTTP service. Infrastructure comes in, so tests choose the real parts they run against. */
-export async function buildApp({ config, store, queue, metrics = createMetrics(), logger, admin, rateLimitRedis }: AppDeps) {
+export async function buildApp({ config, services, metrics = createMetrics(), logger, admin, rateLimitRedis }: AppDeps) {
   const app = Fastify({
     loggerInstance: logger,
     logger: logger ? undefined : { level: config.LOG_LEVEL },
@@ -65,7 +61,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
       connectionsCheckingInterval: connectionsCheckingInterval(config.REQUEST_TIMEOUT_MS),
     },
     // Room for the longest account id accepted (128); a longer path segment names nothing we issue.
-    maxParamLength: 128,
+    routerOptions: { maxParamLength: 128 },
     clientErrorHandler,
     frameworkErrors: routerErrors((request, reply, route) => recordRequest(request, reply, route)),
     logController: new LogController({ disableRequestLogging: true }),
@@ -83,7 +79,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     reply.header('connection', 'close');
-    throw unavailable();
+    throw new ShuttingDownError();
   });
 
   acceptJsonBodiesOnly(app);
@@ -98,22 +94,13 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   };
   app.addHook('onResponse', async (request, reply) => recordRequest(request, reply, request.routeOptions.url ?? 'unmatched'));
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'contact-hooks public API', version: '1.0.0' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    hideUntagged: false,
-  });
+  await registerOpenApi(app);
 
-  metrics.watchQueues({ events: queue });
-  const deps = { store, queue, defaultCountry: config.DEFAULT_COUNTRY };
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', requireApiKey(store));
+      api.addHook('onRoute', documentScopeErrors(['unauthorized', 'rate_limited', 'internal', 'unavailable']));
+      api.addHook('onRequest', requireApiKey(services));
       await api.register(rateLimit, {
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,
@@ -122,13 +109,12 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
         // does not answer, requests go through uncounted: the limit is for fairness, and the API
         // keeps answering without Redis, as it does for events (the outbox keeps them).
         ...(rateLimitRedis && { redis: rateLimitRedis, nameSpace: `${config.QUEUE_PREFIX}:rate-limit:`, skipOnError: true }),
-        errorResponseBuilder: (_request, context) =>
-          new DomainError('rate_limited', 429, { 'retry-after': String(Math.ceil(context.ttl / 1000)) }),
+        errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
       });
-      await api.register(contactRoutes(deps));
-      await api.register(hookRoutes(store, config.MAX_HOOKS_PER_KEY, config.SECRETS_KEY));
-      await api.register(eventRoutes(store));
-      await api.register(meRoutes);
+      await api.register(contactRoutes(services));
+      await api.register(hookRoutes(services));
+      await api.register(eventRoutes(services));
+      await api.register(meRoutes(services));
     },
     { prefix: '/api/v1' },
   );
@@ -138,8 +124,10 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
   if (config.INTERNAL_API_TOKEN) {
     await app.register(
       async (internal) => {
+        internal.addHook('onRoute', documentScopeErrors(['unauthorized', 'internal', 'unavailable']));
         internal.addHook('onRequest', requireInternalToken(config.INTERNAL_API_TOKEN));
-        await internal.register(internalRoutes(deps));
+        await internal.register(internalRoutes(services));
+        await internal.register(internalDocs);
       },
       { prefix: '/internal/v1' },
     );
@@ -152,14 +140,7 @@ export async function buildApp({ config, store, queue, metrics = createMetrics()
     });
   }
 
-  await app.register(healthRoutes({ store, queue, metrics, token: config.INTERNAL_API_TOKEN }));
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app.swagger() as OpenAPIV3.Document));
+  await app.register(healthRoutes({ services, metrics, token: config.INTERNAL_API_TOKEN }));
+  await app.register(publicDocs);
   return app;
-}
-
-/** The published document covers the public API only; first-party and operator routes stay out. */
-function openApiDocument(document: OpenAPIV3.Document) {
-  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/v1/')));
-  return { ...document, paths };
 }

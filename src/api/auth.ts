@@ -1,9 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { apiKeyFromHeader, hashApiKey } from '../domain/apiKey.js';
-import { notFound, unauthorized } from '../domain/errors.js';
+import { NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import type { Services } from '../services/index.js';
 import type { Caller } from '../storage/keys.js';
-import type { Store } from '../storage/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,11 +12,8 @@ declare module 'fastify' {
 }
 
 /** Every /api/v1 request acts as the account of a live API key; anything else is 401 before the body is read. */
-export const requireApiKey = (store: Store) => async (request: FastifyRequest) => {
-  const key = apiKeyFromHeader(request.headers.authorization);
-  const caller = key && (await store.keys.findActiveByHash(hashApiKey(key)));
-  if (!caller) throw unauthorized();
-  request.caller = caller;
+export const requireApiKey = (services: Services) => async (request: FastifyRequest) => {
+  request.caller = await services.keys.authenticate(request.headers.authorization);
 };
 
 const sameSecret = (given: string, expected: string) => {
@@ -48,8 +44,8 @@ const hasInternalToken = (token: string, request: FastifyRequest, schemes: reado
  * INTERNAL_API_TOKEN is configured, 401 on a wrong or absent token.
  */
 export const requireInternalToken = (token: string | undefined) => async (request: FastifyRequest) => {
-  if (!token) throw notFound();
-  if (!hasInternalToken(token, request, ['bearer'])) throw unauthorized();
+  if (!token) throw new NotFoundError();
+  if (!hasInternalToken(token, request, ['bearer'])) throw new UnauthorizedError();
 };
 
 /**

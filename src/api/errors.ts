@@ -2,7 +2,22 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DomainError } from '../domain/errors.js';
+import { InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import { DatabaseUnavailableError } from '../storage/database.js';
+
+/** The key made more requests than RATE_LIMIT_PER_MINUTE; it may try again after `retryAfterSeconds`. */
+export class RateLimitedError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate_limited');
+  }
+}
+
+/** The server is draining for shutdown: the client should try again (elsewhere). */
+export class ShuttingDownError extends Error {
+  constructor() {
+    super('shutting down');
+  }
+}
 
 /** Codes a schema's zod message may name directly (see schemas.ts); anything else is invalid_request. */
 const SCHEMA_CODES = new Set(['missing_phone', 'invalid_event', 'invalid_target_url', 'invalid_max_per_second', 'invalid_source']);
@@ -16,8 +31,22 @@ const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json'],
 };
 
-function classify(error: FastifyError | DomainError): { status: number; code: string; headers?: Record<string, string> } {
-  if (error instanceof DomainError) return { status: error.status, code: error.code, headers: error.headers };
+/**
+ * The one table from what went wrong to what the client is told: the domain's and storage's
+ * typed errors, the API's own, then the framework's. Anything else is ours: 500 `internal`.
+ */
+function classify(error: FastifyError | Error): { status: number; code: string; headers?: Record<string, string> } {
+  if (error instanceof InvalidInputError) return { status: 400, code: error.code };
+  if (error instanceof UnauthorizedError) return { status: 401, code: 'unauthorized' };
+  if (error instanceof NotFoundError) return { status: 404, code: 'not_found' };
+  if (error instanceof LimitReachedError) return { status: 409, code: error.code };
+  if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', headers: { 'retry-after': String(error.retryAfterSeconds) } };
+  // Nothing was written; the client may retry.
+  if (error instanceof DatabaseUnavailableError || error instanceof ShuttingDownError) return { status: 503, code: 'unavailable' };
+  return classifyFrameworkError(error as FastifyError);
+}
+
+function classifyFrameworkError(error: FastifyError): { status: number; code: string } {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const named = error.validation.map((issue) => issue.message).find((message) => SCHEMA_CODES.has(message ?? ''));
     return { status: 400, code: named ?? 'invalid_request' };
@@ -81,7 +110,7 @@ export function registerErrorHandling(app: FastifyInstance) {
     else patterns.push({ regex, methods: new Set(methods) });
   });
 
-  app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     const { status, code, headers } = classify(error);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     return reply

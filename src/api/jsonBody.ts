@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../domain/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 
 /**
  * Request bodies are JSON only: any other type is 415 unsupported_media_type. A bodiless DELETE
@@ -13,10 +13,10 @@ export function acceptJsonBodiesOnly(app: FastifyInstance) {
     try {
       parsed = JSON.parse(body as string);
     } catch {
-      return done(new DomainError('invalid_json', 400), undefined);
+      return done(new InvalidInputError('invalid_json'), undefined);
     }
     // PostgreSQL text cannot hold NUL: refused here as the client's error, not a 500 from storage.
-    if ((body as string).includes('\\u0000') && containsNul(parsed)) return done(new DomainError('invalid_request', 400), undefined);
+    if ((body as string).includes('\\u0000') && containsNul(parsed)) return done(new InvalidInputError('invalid_request'), undefined);
     done(null, parsed);
   });
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHANNELS, OUTCOMES } from '../domain/calls.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
+import { isAccountId } from '../domain/ids.js';
 import { DELIVERY_STATUSES } from '../domain/delivery.js';
 
 /**
@@ -12,8 +13,6 @@ import { DELIVERY_STATUSES } from '../domain/delivery.js';
 const code = (missing: string, wrongType = 'invalid_request') => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? missing : wrongType),
 });
-
-export const errorBody = z.object({ error: z.string() }).meta({ id: 'Error' });
 
 // Automation platforms send null for empty fields: null is read as absent.
 export const contactInput = z.object({
@@ -64,11 +63,13 @@ export const identity = z.object({
   key: z.object({ id: z.uuid(), source: z.string(), name: z.string().nullable(), created_at: z.iso.datetime() }),
 });
 export const ok = z.object({ ok: z.literal(true) });
-export const idParam = z.object({ id: z.string() });
+export const idParam = z.object({
+  id: z.string().meta({ description: 'The subscription id that subscribe returned', examples: ['9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d'] }),
+});
 
 export const eventsQuery = z.object({
-  event: z.string(code('invalid_event', 'invalid_event')),
-  limit: z.coerce.number().int().min(1).max(100).default(3),
+  event: z.string(code('invalid_event', 'invalid_event')).meta({ enum: [...EVENT_TYPES], examples: ['new_contact'] }),
+  limit: z.coerce.number().int().min(1).max(100).default(3).meta({ description: 'How many, newest first', examples: [3] }),
 });
 
 export const eventList = z.object({
@@ -91,8 +92,8 @@ export const deliveryList = z.object({
 });
 
 // First-party (/internal/v1) schemas.
-// No control characters: an account id is an identifier, and PostgreSQL text cannot hold NUL.
-export const accountParam = z.object({ account_id: z.string().min(1).max(128).regex(/^[^\u0000-\u001f\u007f]+$/) });
+// The account id rule lives in the domain (isAccountId): present, at most 128 characters, no control characters.
+export const accountParam = z.object({ account_id: z.string().refine(isAccountId) });
 // Fastify validates a missing body as null, so a default alone would never apply: no body means {}.
 export const keyInput = z
   .object({ source: z.string().optional(), name: z.string().optional() })

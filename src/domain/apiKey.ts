@@ -1,3 +1,4 @@
+import { InvalidInputError } from './errors.js';
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Every key starts with this, so leaked keys are easy to recognise and scan for. */
@@ -19,3 +20,8 @@ export function apiKeyFromHeader(header: string | undefined): string | undefined
 export const DEFAULT_KEY_SOURCE = 'api';
 /** Source labels name an integration (`zapier`, `make`, `hubspot`): short, lowercase, no spaces. */
 export const SOURCE_SHAPE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
+export function validateSource(source: string): string {
+  if (!SOURCE_SHAPE.test(source)) throw new InvalidInputError('invalid_source');
+  return source;
+}

@@ -1,4 +1,4 @@
-import { badRequest } from './errors.js';
+import { InvalidInputError } from './errors.js';
 import { isBlank, normalisePhone } from './phone.js';
 
 /** Fields a contact's owner can hold against later upserts. */
@@ -42,7 +42,7 @@ export const isValidName = (name: string) => name.length <= MAX_NAME_LENGTH;
  * that is present but unusable makes the upsert `skipped` with a reason, as the spec's rule 3 says.
  */
 export function validateContact(input: ContactInput, defaultCountry: string): ValidContact | { skip: SkipReason; phone?: string } {
-  if (isBlank(input.phone)) throw badRequest('missing_phone');
+  if (isBlank(input.phone)) throw new InvalidInputError('missing_phone');
   const phone = normalisePhone(input.phone!, defaultCountry);
   if (!phone) return { skip: 'invalid_phone' };
   const fields: ValidContact['fields'] = {};
@@ -79,7 +79,7 @@ export function planUpdate(existing: StoredContact, input: ValidContact): Upsert
 export type OwnerEdit = Partial<Record<ContactField, string | null>>;
 
 export function validateOwnerEdit(edit: OwnerEdit): OwnerEdit {
-  if (Object.keys(edit).length === 0) throw badRequest('invalid_request');
+  if (Object.keys(edit).length === 0) throw new InvalidInputError('invalid_request');
   const cleaned: OwnerEdit = {};
   for (const field of CONTACT_FIELDS) {
     const value = edit[field];
@@ -89,8 +89,8 @@ export function validateOwnerEdit(edit: OwnerEdit): OwnerEdit {
       continue;
     }
     const trimmed = value.trim();
-    if (field === 'email' && !isValidEmail(trimmed)) throw badRequest('invalid_email');
-    if (field === 'name' && !isValidName(trimmed)) throw badRequest('invalid_name');
+    if (field === 'email' && !isValidEmail(trimmed)) throw new InvalidInputError('invalid_email');
+    if (field === 'name' && !isValidName(trimmed)) throw new InvalidInputError('invalid_name');
     cleaned[field] = trimmed;
   }
   return cleaned;

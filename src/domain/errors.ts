@@ -1,20 +1,33 @@
 /**
- * The few errors the service reports on purpose. Each carries the HTTP status and the
- * `{"error": code}` it maps to; the API's one error handler turns them into responses.
+ * What can go wrong on purpose, said in the domain's words. Nothing here knows HTTP: the API maps
+ * each kind to a status and `{"error": code}` in one table (src/api/errors.ts), and the CLI to a
+ * message.
  */
-export class DomainError extends Error {
-  constructor(
-    readonly code: string,
-    readonly status: number,
-    readonly headers: Record<string, string> = {},
-  ) {
+
+/** Input the caller must correct; `code` names what is wrong (missing_phone, invalid_event, ...). */
+export class InvalidInputError extends Error {
+  constructor(readonly code: string) {
     super(code);
   }
 }
 
-export const badRequest = (code: string) => new DomainError(code, 400);
-export const unauthorized = () => new DomainError('unauthorized', 401);
-export const notFound = () => new DomainError('not_found', 404);
-export const conflict = (code: string) => new DomainError(code, 409);
-/** Storage or queue is away: the client may try again; nothing was written. */
-export const unavailable = () => new DomainError('unavailable', 503);
+/** The credentials are missing, unknown, or of a revoked key. */
+export class UnauthorizedError extends Error {
+  constructor() {
+    super('unauthorized');
+  }
+}
+
+/** What was asked for does not exist, or is not the caller's to see: the two are not told apart. */
+export class NotFoundError extends Error {
+  constructor() {
+    super('not_found');
+  }
+}
+
+/** The request runs into a limit; `code` names which (hook_limit_reached). */
+export class LimitReachedError extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}

@@ -1,4 +1,4 @@
-import { badRequest } from './errors.js';
+import { InvalidInputError } from './errors.js';
 import { isEventType, type EventType } from './events.js';
 
 export const MAX_TARGET_URL_LENGTH = 2048;
@@ -8,23 +8,23 @@ export const MAX_PER_SECOND_RANGE = { min: 1, max: 1000 } as const;
 
 /** A subscription's target must be an absolute https URL with a host; anything else is refused. */
 export function validateTargetUrl(raw: unknown): string {
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw badRequest('invalid_target_url');
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw new InvalidInputError('invalid_target_url');
   // The URL parser strips or escapes spaces and control characters, but the target is stored and
   // shown as sent, so it must already be a URL as it stands.
-  if (/[\u0000-\u0020\u007f]/.test(raw)) throw badRequest('invalid_target_url');
+  if (/[\u0000-\u0020\u007f]/.test(raw)) throw new InvalidInputError('invalid_target_url');
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw badRequest('invalid_target_url');
+    throw new InvalidInputError('invalid_target_url');
   }
   if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '') {
-    throw badRequest('invalid_target_url');
+    throw new InvalidInputError('invalid_target_url');
   }
   return raw;
 }
 
 export function validateEventType(raw: unknown): EventType {
-  if (!isEventType(raw)) throw badRequest('invalid_event');
+  if (!isEventType(raw)) throw new InvalidInputError('invalid_event');
   return raw;
 }

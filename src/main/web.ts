@@ -1,15 +1,15 @@
 import { buildApp } from '../api/app.js';
 import { Redis } from 'ioredis';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { bullBoard } from '../api/bullBoard.js';
 import { createBullProducer, QUEUE_NAMES } from '../queue/bullmq.js';
-import { DataDirBusyError } from '../storage/dataDirLock.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import type { EventJob } from '../workers/jobs.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
-import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
+import { createServices } from '../services/index.js';
+import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
  * The web process. With REDIS_URL it only produces jobs (workers deliver); without it, the
@@ -20,7 +20,7 @@ async function main(config: Config) {
     exitWith('REDIS_URL needs DATABASE_URL: workers run as separate processes, and the embedded PGlite store allows one process');
   }
   const log = createLogger(config, 'web');
-  const { store, advertise } = await openStore(config);
+  const { store, advertise } = await openStore(config, log);
   const metrics = createMetrics();
 
   let queue;
@@ -44,7 +44,9 @@ async function main(config: Config) {
     };
   }
 
-  const app = await buildApp({ config, store, queue, metrics, logger: log, admin, rateLimitRedis });
+  metrics.watchQueues({ events: queue });
+  const services = createServices({ store, queue, config, log });
+  const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
@@ -62,9 +64,4 @@ async function main(config: Config) {
   });
 }
 
-try {
-  await main(loadConfig());
-} catch (error) {
-  if (error instanceof ConfigError || error instanceof DataDirBusyError) exitWith(error.message);
-  throw error;
-}
+await runProcess(main);

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
 import { startWorkerEngine } from '../workers/deliveryEngine.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
-import { createLogger, exitWith, onShutdownSignal } from './runtime.js';
+import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
  * A worker process: fans events out and delivers them from BullMQ, paced through Redis, and
@@ -15,7 +15,7 @@ async function main(config: Config) {
     exitWith('a worker needs REDIS_URL and DATABASE_URL (without Redis, `npm start` delivers in-process)');
   }
   const log = createLogger(config, 'worker');
-  const { store } = await openStore(config);
+  const { store } = await openStore(config, log);
   const metrics = createMetrics();
   const engine = startWorkerEngine({ config, store, metrics, log }, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const maintenance = startMaintenance(store, log, maintenanceSettings(config));
@@ -34,9 +34,4 @@ async function main(config: Config) {
   });
 }
 
-try {
-  await main(loadConfig());
-} catch (error) {
-  if (error instanceof ConfigError) exitWith(error.message);
-  throw error;
-}
+await runProcess(main);

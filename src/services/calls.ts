@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { eventsForCall, type CallReport } from '../domain/calls.js';
-import { badRequest } from '../domain/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './index.js';
 import { publishEvents } from './publish.js';
 
 export interface CallInput extends CallReport {
@@ -13,31 +13,32 @@ export interface CallInput extends CallReport {
   summary: string;
 }
 
-/** Records a finished conversation and fires its events; a conversation reported twice fires once. */
-export async function reportCall(
-  deps: ServiceDeps,
-  accountId: string,
-  call: CallInput,
-) {
-  const types = eventsForCall(call);
-  // Subscribers are promised E.164; a firing call whose number cannot be read is the reporter's error.
-  const callerNumber = normalisePhone(call.caller_number, deps.defaultCountry);
-  if (types.length > 0 && !callerNumber) throw badRequest('invalid_caller_number');
-  const conversationId = call.conversation_id ?? randomUUID();
-  const data = {
-    conversation_id: conversationId,
-    channel: 'voice' as const,
-    caller_name: call.caller_name,
-    caller_number: callerNumber ?? call.caller_number,
-    summary: call.summary,
+/** Finished calls, as telephony reports them. */
+export function callServices({ store, queue, config, log }: ServiceDeps) {
+  return {
+    /** Records a finished conversation and fires its events; a conversation reported twice fires once. */
+    async report(accountId: string, call: CallInput) {
+      const types = eventsForCall(call);
+      // Subscribers are promised E.164; a firing call whose number cannot be read is the reporter's error.
+      const callerNumber = normalisePhone(call.caller_number, config.DEFAULT_COUNTRY);
+      if (types.length > 0 && !callerNumber) throw new InvalidInputError('invalid_caller_number');
+      const conversationId = call.conversation_id ?? randomUUID();
+      const data = {
+        conversation_id: conversationId,
+        channel: 'voice' as const,
+        caller_name: call.caller_name,
+        caller_number: callerNumber ?? call.caller_number,
+        summary: call.summary,
+      };
+      const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
+      const eventIds = await store.calls.record(
+        accountId,
+        { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
+        events,
+      );
+      await publishEvents(queue, eventIds, log);
+      // No ids for events that should fire means the conversation was reported before.
+      return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
+    },
   };
-  const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
-  const eventIds = await deps.store.calls.record(
-    accountId,
-    { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
-    events,
-  );
-  await publishEvents(deps.queue, eventIds, deps.log);
-  // No ids for events that should fire means the conversation was reported before.
-  return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
 }

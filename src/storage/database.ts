@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { unavailable } from '../domain/errors.js';
+import type { Logger } from 'pino';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -34,8 +34,18 @@ function isConnectionError(error: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test(message ?? '');
 }
 
+/**
+ * The database could not be reached, or dropped the connection: nothing the query asked for was
+ * committed, and it may be tried again.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unavailable', { cause });
+  }
+}
+
 const asUnavailable = (error: unknown): never => {
-  throw isConnectionError(error) ? unavailable() : error;
+  throw isConnectionError(error) ? new DatabaseUnavailableError(error) : error;
 };
 
 // Postgres returns bigint counts and timestamps as strings/dates; keep timestamps as Date on both engines.
@@ -55,11 +65,12 @@ function statementName(text: string) {
   return name;
 }
 
-export function openPostgres(url: string, options: { max?: number } = {}): Database {
+export function openPostgres(url: string, options: { max?: number; log: Pick<Logger, 'warn'> }): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
-  // An idle client losing its server must not crash the process; the next query reports the failure.
-  pool.on('error', () => {});
+  // An idle client losing its server must not crash the process; the pool drops it, and the next
+  // query that needs the server reports the failure to its caller.
+  pool.on('error', (error) => options.log.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool dropped it'));
   const adapt = (client: pg.Pool | pg.PoolClient, onConnectionLost = () => {}): Sql => {
     const failed = (error: unknown): never => {
       if (isConnectionError(error)) onConnectionLost();

@@ -7,7 +7,7 @@ import { bullBoard } from '../../src/api/bullBoard.js';
 import { createBullProducer, QUEUE_NAMES } from '../../src/queue/bullmq.js';
 import type { JobQueue } from '../../src/queue/jobQueue.js';
 import type { EventJob } from '../../src/workers/jobs.js';
-import { INTERNAL_TOKEN, testConfig } from '../support/app.js';
+import { INTERNAL_TOKEN, testConfig, testServices } from '../support/app.js';
 import { openTestStore } from '../support/databases.js';
 import { redisForTest } from '../support/processes.js';
 
@@ -43,7 +43,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     stores.push(cleanup);
     const config = testConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, ...env });
     const admin = bullBoard({ redisUrl: redis.url, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
-    const app = await buildApp({ config, store, queue: producer, admin });
+    const app = await buildApp({ config, services: testServices(store, producer, config), admin });
     apps.push(app);
     return app;
   };

@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
 import {
@@ -8,39 +7,29 @@ import {
   getContact,
   internalAuth,
   newAccount,
-  openTestApp,
+  useTestApp,
   ownerEdit,
   snapshot,
   UUID,
-  type TestApp,
 } from '../support/http.js';
 
 const PHONE = '+14155550100';
 
 describe.each(engines())('contacts API on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
-
-  beforeAll(async () => {
-    t = await openTestApp(engine);
-    app = t.app;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine);
 
   /** A fresh account with one key; `upsert` posts as that key. */
   async function account(source = 'zapier') {
     const accountId = newAccount();
     const key = await newKey(t.store, accountId, source);
-    const upsert = (body: unknown) => app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: body as object });
+    const upsert = (body: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: body as object });
     const sync = (body: unknown) =>
-      app.inject({ method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, headers: internalAuth, payload: body as object });
+      t.app.inject({ method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, headers: internalAuth, payload: body as object });
     return { accountId, key, upsert, sync };
   }
 
   const newContactEvents = async (auth: Record<string, string>) => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/events?event=new_contact&limit=100', headers: auth });
+    const response = await t.app.inject({ method: 'GET', url: '/api/v1/events?event=new_contact&limit=100', headers: auth });
     expect(response.statusCode).toBe(200);
     return (response.json() as { events: Array<{ id: string; event: string; data: Record<string, unknown> }> }).events;
   };
@@ -54,7 +43,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       expect(response.statusCode).toBe(200);
       const body = response.json();
       expect(body).toStrictEqual({ action: 'inserted', contact_id: expect.stringMatching(UUID) });
-      expect(await getContact(app, a.accountId, body.contact_id)).toMatchObject({
+      expect(await getContact(t.app, a.accountId, body.contact_id)).toMatchObject({
         contact_id: body.contact_id,
         phone: PHONE,
         name: 'Ann Lee',
@@ -68,7 +57,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const second = await a.upsert({ phone: PHONE, name: 'Ann Lee', email: 'ann@example.com' });
       expect(second.statusCode).toBe(200);
       expect(second.json()).toStrictEqual({ action: 'updated', contact_id: first.contact_id });
-      expect(await getContact(app, a.accountId, first.contact_id)).toMatchObject({ name: 'Ann Lee', email: 'ann@example.com' });
+      expect(await getContact(t.app, a.accountId, first.contact_id)).toMatchObject({ name: 'Ann Lee', email: 'ann@example.com' });
       expect(await contactRows(a.accountId)).toBe(1);
     });
 
@@ -82,7 +71,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
         { action: 'updated', contact_id: id },
         { action: 'updated', contact_id: id },
       ]);
-      expect((await getContact(app, a.accountId, id)).phone).toBe(PHONE);
+      expect((await getContact(t.app, a.accountId, id)).phone).toBe(PHONE);
       expect(await contactRows(a.accountId)).toBe(1);
     });
 
@@ -90,7 +79,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann', email: 'ann@example.com' })).json();
       expect((await a.upsert({ phone: PHONE })).json()).toStrictEqual({ action: 'updated', contact_id });
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'Ann', email: 'ann@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'Ann', email: 'ann@example.com' });
     });
 
     it('never blanks a stored name or email with an absent, empty or blank one', async () => {
@@ -104,13 +93,13 @@ describe.each(engines())('contacts API on %s', (engine) => {
       ]) {
         expect((await a.upsert(body)).json()).toStrictEqual({ action: 'updated', contact_id });
       }
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'Ann', email: 'ann@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'Ann', email: 'ann@example.com' });
     });
 
     it('stores name and email trimmed', async () => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: '  Ann Lee ', email: ' ann@example.com  ' })).json();
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'Ann Lee', email: 'ann@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'Ann Lee', email: 'ann@example.com' });
     });
   });
 
@@ -179,42 +168,42 @@ describe.each(engines())('contacts API on %s', (engine) => {
     it('skips as owner_edited, with the contact_id, when every field sent is owner-held', async () => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann', email: 'ann@example.com' })).json();
-      expect((await ownerEdit(app, a.accountId, contact_id, { name: 'Owner Name' })).statusCode).toBe(200);
+      expect((await ownerEdit(t.app, a.accountId, contact_id, { name: 'Owner Name' })).statusCode).toBe(200);
       expect((await a.upsert({ phone: PHONE, name: 'Zap Name' })).json()).toStrictEqual({
         action: 'skipped',
         contact_id,
         reason: 'owner_edited',
       });
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'Owner Name', email: 'ann@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'Owner Name', email: 'ann@example.com' });
     });
 
     it('updates the fields the owner never edited and keeps the owner-held one', async () => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann', email: 'ann@example.com' })).json();
-      await ownerEdit(app, a.accountId, contact_id, { name: 'Owner Name' });
+      await ownerEdit(t.app, a.accountId, contact_id, { name: 'Owner Name' });
       expect((await a.upsert({ phone: PHONE, name: 'Zap Name', email: 'new@example.com' })).json()).toStrictEqual({
         action: 'updated',
         contact_id,
       });
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'Owner Name', email: 'new@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'Owner Name', email: 'new@example.com' });
     });
 
     it('holds a field the owner cleared: a later upsert does not fill it', async () => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann', email: 'ann@example.com' })).json();
-      expect((await ownerEdit(app, a.accountId, contact_id, { email: null })).json()).toMatchObject({ email: null });
+      expect((await ownerEdit(t.app, a.accountId, contact_id, { email: null })).json()).toMatchObject({ email: null });
       expect((await a.upsert({ phone: PHONE, email: 'again@example.com' })).json()).toStrictEqual({
         action: 'skipped',
         contact_id,
         reason: 'owner_edited',
       });
-      expect((await getContact(app, a.accountId, contact_id)).email).toBeNull();
+      expect((await getContact(t.app, a.accountId, contact_id)).email).toBeNull();
     });
 
     it('holds owner edits against a CRM sync as well', async () => {
       const a = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann', email: 'ann@example.com' })).json();
-      await ownerEdit(app, a.accountId, contact_id, { email: 'owner@example.com' });
+      await ownerEdit(t.app, a.accountId, contact_id, { email: 'owner@example.com' });
       expect((await a.sync({ phone: PHONE, email: 'crm@example.com', source: 'hubspot' })).json()).toStrictEqual({
         action: 'skipped',
         contact_id,
@@ -224,7 +213,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
         action: 'updated',
         contact_id,
       });
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ name: 'CRM Name', email: 'owner@example.com' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ name: 'CRM Name', email: 'owner@example.com' });
     });
   });
 
@@ -237,8 +226,8 @@ describe.each(engines())('contacts API on %s', (engine) => {
       expect(first.action).toBe('inserted');
       expect(second.action).toBe('inserted');
       expect(second.contact_id).not.toBe(first.contact_id);
-      expect((await getContact(app, a.accountId, first.contact_id)).name).toBe('Ann');
-      expect((await getContact(app, b.accountId, second.contact_id)).name).toBe('Bob');
+      expect((await getContact(t.app, a.accountId, first.contact_id)).name).toBe('Ann');
+      expect((await getContact(t.app, b.accountId, second.contact_id)).name).toBe('Bob');
       expect(await count(t.db, 'contacts WHERE phone = $1 AND account_id IN ($2, $3)', [PHONE, a.accountId, b.accountId])).toBe(2);
     });
 
@@ -246,14 +235,14 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const a = await account();
       const b = await account();
       const { contact_id } = (await a.upsert({ phone: PHONE })).json();
-      const response = await app.inject({ method: 'GET', url: `/internal/v1/accounts/${b.accountId}/contacts/${contact_id}`, headers: internalAuth });
+      const response = await t.app.inject({ method: 'GET', url: `/internal/v1/accounts/${b.accountId}/contacts/${contact_id}`, headers: internalAuth });
       expectError(response, 404, 'not_found');
     });
 
     it("gives a contact created through the public API the source of the key's label", async () => {
       const a = await account('make');
       const { contact_id } = (await a.upsert({ phone: PHONE })).json();
-      expect((await getContact(app, a.accountId, contact_id)).source).toBe('make');
+      expect((await getContact(t.app, a.accountId, contact_id)).source).toBe('make');
     });
 
     it("gives a contact created by a CRM sync the CRM's source", async () => {
@@ -261,7 +250,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const response = await a.sync({ phone: PHONE, name: 'Ann', source: 'hubspot' });
       expect(response.statusCode).toBe(200);
       const { contact_id } = response.json();
-      expect(await getContact(app, a.accountId, contact_id)).toMatchObject({ phone: PHONE, name: 'Ann', source: 'hubspot' });
+      expect(await getContact(t.app, a.accountId, contact_id)).toMatchObject({ phone: PHONE, name: 'Ann', source: 'hubspot' });
     });
 
     it('lets the public upsert and a CRM sync meet on one contact, which keeps its creator as source', async () => {
@@ -270,7 +259,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const upserted = (await a.upsert({ phone: '+1 (415) 555-0100', email: 'ann@example.com' })).json();
       expect(synced).toStrictEqual({ action: 'inserted', contact_id: expect.stringMatching(UUID) });
       expect(upserted).toStrictEqual({ action: 'updated', contact_id: synced.contact_id });
-      expect(await getContact(app, a.accountId, synced.contact_id)).toMatchObject({
+      expect(await getContact(t.app, a.accountId, synced.contact_id)).toMatchObject({
         name: 'Ann',
         email: 'ann@example.com',
         source: 'salesforce',
@@ -318,7 +307,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const enqueuedBefore = t.enqueued.length;
       await a.upsert({ phone: PHONE, name: 'Ann Lee' });
       await a.upsert({ phone: PHONE, email: 'bad' });
-      await ownerEdit(app, a.accountId, contact_id, { name: 'Owner' });
+      await ownerEdit(t.app, a.accountId, contact_id, { name: 'Owner' });
       expect((await a.upsert({ phone: PHONE, name: 'x' })).json().action).toBe('skipped');
       await a.upsert({ phone: '123' });
       expect(await newContactEvents(a.key.auth)).toHaveLength(1);
@@ -358,7 +347,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const a = await account();
       const response = await a.upsert({ phone: PHONE, company: 'Acme', source: 'evil' });
       expect(response.json()).toStrictEqual({ action: 'inserted', contact_id: expect.stringMatching(UUID) });
-      expect((await getContact(app, a.accountId, response.json().contact_id)).source).toBe('zapier');
+      expect((await getContact(t.app, a.accountId, response.json().contact_id)).source).toBe('zapier');
     });
   });
 });

@@ -3,23 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newKey } from '../support/app.js';
 import { engines, openTestStore } from '../support/databases.js';
-import { count, expectError, internalAuth, newAccount, openTestApp, snapshot, type TestApp } from '../support/http.js';
+import { count, expectError, internalAuth, newAccount, useTestApp, snapshot } from '../support/http.js';
 
 const PHONE = '+14155550100';
 const TARGET = 'https://hooks.example.com/receive';
 
 describe.each(engines())('error responses on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
+  const t = useTestApp(engine);
   let auth: Record<string, string>;
 
   beforeAll(async () => {
-    t = await openTestApp(engine);
-    app = t.app;
     auth = (await newKey(t.store, newAccount())).auth;
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   const json = { 'content-type': 'application/json' };
@@ -32,7 +26,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['/api/v1/hooks', 'not json'],
     ])('answers 400 invalid_json to malformed JSON on %s (%j), changing nothing', async (url, payload) => {
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'POST', url, headers: { ...auth, ...json }, payload }), 400, 'invalid_json');
+      expectError(await t.app.inject({ method: 'POST', url, headers: { ...auth, ...json }, payload }), 400, 'invalid_json');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -45,7 +39,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['empty', ''],
     ])('answers 400 invalid_request to a contacts body that is %s, changing nothing', async (_why, payload) => {
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload }), 400, 'invalid_request');
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload }), 400, 'invalid_request');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -55,7 +49,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['null', 'null'],
     ])('answers 400 invalid_request to a hooks body that is %s, changing nothing', async (_why, payload) => {
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: { ...auth, ...json }, payload }), 400, 'invalid_request');
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: { ...auth, ...json }, payload }), 400, 'invalid_request');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -66,7 +60,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['email is a number', { phone: PHONE, email: 1 }],
     ])('answers 400 invalid_request when %s', async (_why, body) => {
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: auth, payload: body }), 400, 'invalid_request');
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: auth, payload: body }), 400, 'invalid_request');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -77,18 +71,18 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['application/xml', '<phone>+14155550100</phone>'],
     ])('answers 415 unsupported_media_type to a %s body, changing nothing', async (type, payload) => {
       const before = await snapshot(t.db);
-      const response = await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, 'content-type': type }, payload });
+      const response = await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, 'content-type': type }, payload });
       expectError(response, 415, 'unsupported_media_type');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
     it('answers 415 unsupported_media_type to a body with no content type', async () => {
-      const response = await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: '{"event":"new_contact"}' });
+      const response = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: '{"event":"new_contact"}' });
       expectError(response, 415, 'unsupported_media_type');
     });
 
     it('accepts application/json with a charset', async () => {
-      const response = await app.inject({
+      const response = await t.app.inject({
         method: 'POST',
         url: '/api/v1/contacts',
         headers: { ...auth, 'content-type': 'application/json; charset=utf-8' },
@@ -102,7 +96,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       const payload = JSON.stringify({ phone: '+14155550122', name: 'x'.repeat(64 * 1024) });
       expect(Buffer.byteLength(payload)).toBeGreaterThan(64 * 1024);
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload }), 413, 'payload_too_large');
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload }), 413, 'payload_too_large');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
@@ -110,19 +104,19 @@ describe.each(engines())('error responses on %s', (engine) => {
       const head = JSON.stringify({ phone: '+14155550133', padding: '' });
       const payload = head.replace('"padding":""', `"padding":"${'x'.repeat(64 * 1024 - head.length)}"`);
       expect(Buffer.byteLength(payload)).toBe(64 * 1024);
-      const response = await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload });
+      const response = await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: { ...auth, ...json }, payload });
       expect(response.statusCode).toBe(200);
     });
 
     it('accepts a bodiless DELETE that says content-type: application/json', async () => {
-      const { id } = (await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: TARGET } })).json();
-      const response = await app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: { ...auth, ...json } });
+      const { id } = (await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: TARGET } })).json();
+      const response = await t.app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: { ...auth, ...json } });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true });
     });
 
     it('accepts a bodiless GET that says content-type: application/json', async () => {
-      const response = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: { ...auth, ...json } });
+      const response = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: { ...auth, ...json } });
       expect(response.statusCode).toBe(200);
     });
   });
@@ -135,7 +129,7 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['a target_url', '/api/v1/hooks', { event: 'new_contact', target_url: `${TARGET}/\u0000` }],
     ])('answers 400, not 5xx, to a NUL in %s, changing nothing', async (_what, url, body) => {
       const before = await snapshot(t.db);
-      const response = await app.inject({ method: 'POST', url, headers: auth, payload: body });
+      const response = await t.app.inject({ method: 'POST', url, headers: auth, payload: body });
       expect(response.statusCode).toBe(400);
       expect(Object.keys(response.json())).toStrictEqual(['error']);
       expect(await snapshot(t.db)).toStrictEqual(before);
@@ -144,16 +138,16 @@ describe.each(engines())('error responses on %s', (engine) => {
     it('answers 400 invalid_request, not 5xx, to a NUL in an internal body or account id', async () => {
       const before = await snapshot(t.db);
       expectError(
-        await app.inject({ method: 'POST', url: '/internal/v1/accounts/acct-x/keys', headers: internalAuth, payload: { name: 'key\u0000' } }),
+        await t.app.inject({ method: 'POST', url: '/internal/v1/accounts/acct-x/keys', headers: internalAuth, payload: { name: 'key\u0000' } }),
         400,
         'invalid_request',
       );
-      expectError(await app.inject({ method: 'GET', url: '/internal/v1/accounts/acct%00x/keys', headers: internalAuth }), 400, 'invalid_request');
+      expectError(await t.app.inject({ method: 'GET', url: '/internal/v1/accounts/acct%00x/keys', headers: internalAuth }), 400, 'invalid_request');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
     it('accepts the text "\\u0000" itself (a backslash, not a NUL)', async () => {
-      const response = await app.inject({
+      const response = await t.app.inject({
         method: 'POST',
         url: '/api/v1/contacts',
         headers: { ...auth, ...json },
@@ -176,11 +170,11 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['DELETE', '/api/v1/hooks/'],
       ['GET', '/api/v1/openapiXjson'],
     ])('answers 404 not_found to %s %s', async (method, url) => {
-      expectError(await app.inject({ method: method as 'GET', url, headers: auth }), 404, 'not_found');
+      expectError(await t.app.inject({ method: method as 'GET', url, headers: auth }), 404, 'not_found');
     });
 
     it('answers 404 not_found to an unknown route without a key too', async () => {
-      expectError(await app.inject({ method: 'GET', url: '/api/v1/nope' }), 404, 'not_found');
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/nope' }), 404, 'not_found');
     });
 
     it.each([
@@ -194,29 +188,29 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['POST', '/api/v1/events', 'GET, HEAD'],
       ['POST', '/healthz', 'GET, HEAD'],
     ])('answers 405 method_not_allowed to %s %s, with Allow: %s', async (method, url, allow) => {
-      const response = await app.inject({ method: method as 'GET', url, headers: auth });
+      const response = await t.app.inject({ method: method as 'GET', url, headers: auth });
       expectError(response, 405, 'method_not_allowed');
       expect(response.headers.allow).toBe(allow);
     });
 
     it('answers 405 without touching storage: a POST to a hook id creates nothing', async () => {
       const before = await snapshot(t.db);
-      await app.inject({ method: 'POST', url: `/api/v1/hooks/${randomUUID()}`, headers: auth, payload: { event: 'new_contact', target_url: TARGET } });
+      await t.app.inject({ method: 'POST', url: `/api/v1/hooks/${randomUUID()}`, headers: auth, payload: { event: 'new_contact', target_url: TARGET } });
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
     it('answers {"error": code} to a path that is not valid percent-encoding', async () => {
-      expectError(await app.inject({ method: 'DELETE', url: '/api/v1/hooks/%ZZ', headers: auth }), 400, 'invalid_request');
+      expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/hooks/%ZZ', headers: auth }), 400, 'invalid_request');
     });
 
     it('answers 404 not_found to a hook id far too long to be one', async () => {
       const before = await snapshot(t.db);
-      expectError(await app.inject({ method: 'DELETE', url: `/api/v1/hooks/${'a'.repeat(500)}`, headers: auth }), 404, 'not_found');
+      expectError(await t.app.inject({ method: 'DELETE', url: `/api/v1/hooks/${'a'.repeat(500)}`, headers: auth }), 404, 'not_found');
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
     it('serves internal routes for an account id of 128 characters', async () => {
-      const response = await app.inject({ method: 'GET', url: `/internal/v1/accounts/${'a'.repeat(128)}/keys`, headers: internalAuth });
+      const response = await t.app.inject({ method: 'GET', url: `/internal/v1/accounts/${'a'.repeat(128)}/keys`, headers: internalAuth });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ keys: [] });
     });

@@ -1,24 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
-import { count, expectError, internalAuth, ISO_UTC, newAccount, openTestApp, snapshot, UUID, type TestApp } from '../support/http.js';
+import { count, expectError, internalAuth, ISO_UTC, newAccount, useTestApp, snapshot, UUID } from '../support/http.js';
 
 const MAX_HOOKS = 3;
 const TARGET = 'https://hooks.example.com/receive';
 
 describe.each(engines())('hooks API on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
-
-  beforeAll(async () => {
-    t = await openTestApp(engine, { MAX_HOOKS_PER_KEY: String(MAX_HOOKS) });
-    app = t.app;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine, { MAX_HOOKS_PER_KEY: String(MAX_HOOKS) });
 
   /** A key of its own (of a fresh account unless one is given), with the hook calls made as it. */
   async function client(accountId = newAccount()) {
@@ -26,15 +16,15 @@ describe.each(engines())('hooks API on %s', (engine) => {
     return {
       key,
       accountId,
-      subscribe: (body: unknown) => app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: body as object }),
+      subscribe: (body: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: body as object }),
       list: async () => {
-        const response = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth });
+        const response = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth });
         expect(response.statusCode).toBe(200);
         return (response.json() as { hooks: Array<{ id: string; event_type: string; target_url: string; max_per_second: number | null; created_at: string }> })
           .hooks;
       },
-      unsubscribe: (id: string) => app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: key.auth }),
-      deliveries: (id: string) => app.inject({ method: 'GET', url: `/api/v1/hooks/${id}/deliveries`, headers: key.auth }),
+      unsubscribe: (id: string) => t.app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: key.auth }),
+      deliveries: (id: string) => t.app.inject({ method: 'GET', url: `/api/v1/hooks/${id}/deliveries`, headers: key.auth }),
     };
   }
 
@@ -194,7 +184,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
 
     it('answers {hooks: []} for a key with none', async () => {
       const c = await client();
-      const response = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: c.key.auth });
+      const response = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: c.key.auth });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ hooks: [] });
     });
@@ -250,10 +240,10 @@ describe.each(engines())('hooks API on %s', (engine) => {
       await revoked.subscribe({ event: 'missed_call', target_url: `${TARGET}/2` });
       const kept = (await sibling.subscribe({ event: 'new_contact', target_url: `${TARGET}/kept` })).json();
 
-      const response = await app.inject({ method: 'DELETE', url: `/internal/v1/keys/${revoked.key.id}`, headers: internalAuth });
+      const response = await t.app.inject({ method: 'DELETE', url: `/internal/v1/keys/${revoked.key.id}`, headers: internalAuth });
       expect(response.statusCode).toBe(200);
 
-      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: revoked.key.auth }), 401, 'unauthorized');
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: revoked.key.auth }), 401, 'unauthorized');
       expect(await liveHooksOfKey(revoked.key.id)).toBe(0);
       expect((await sibling.list()).map((hook) => hook.id)).toStrictEqual([kept.id]);
       expect(await count(t.db, 'hooks WHERE account_id = $1 AND deleted_at IS NULL', [revoked.accountId])).toBe(1);

@@ -6,9 +6,9 @@ import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/apiKey.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { INTERNAL_TOKEN, newKey } from '../support/app.js';
+import { INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
 import { engines } from '../support/databases.js';
-import { bearer, count, expectError, internalAuth, ISO_UTC, newAccount, openTestApp, snapshot, UUID, type TestApp } from '../support/http.js';
+import { bearer, count, expectError, internalAuth, ISO_UTC, newAccount, useTestApp, snapshot, UUID } from '../support/http.js';
 
 const PHONE = '+14155550100';
 
@@ -32,24 +32,15 @@ const internalRoutes = (accountId: string, contactId: string, keyId: string): Ar
 ];
 
 describe.each(engines())('first-party API on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
+  const t = useTestApp(engine);
 
-  beforeAll(async () => {
-    t = await openTestApp(engine);
-    app = t.app;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-
-  const internal = (options: InjectOptions) => app.inject({ ...options, headers: { ...internalAuth, ...options.headers } });
+  const internal = (options: InjectOptions) => t.app.inject({ ...options, headers: { ...internalAuth, ...options.headers } });
 
   /** An account with one key and one contact, so every route has something real to act on. */
   async function seeded() {
     const accountId = newAccount();
     const key = await newKey(t.store, accountId);
-    const upsert = await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: { phone: PHONE, name: 'Ann' } });
+    const upsert = await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: { phone: PHONE, name: 'Ann' } });
     return { accountId, key, contactId: upsert.json().contact_id as string };
   }
 
@@ -58,7 +49,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
 
     beforeAll(async () => {
       const queue = createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
-      hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue });
+      hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, queue) });
     });
     afterAll(async () => {
       await hidden?.close();
@@ -105,14 +96,14 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const { accountId, contactId, key } = await seeded();
       const before = await snapshot(t.db);
       for (const [, request] of internalRoutes(accountId, contactId, key.id)) {
-        expectError(await app.inject({ ...request, headers }), 401, 'unauthorized');
+        expectError(await t.app.inject({ ...request, headers }), 401, 'unauthorized');
       }
       expect(await snapshot(t.db)).toStrictEqual(before);
     });
 
     it('answers 401 to a public API key', async () => {
       const { accountId, key } = await seeded();
-      expectError(await app.inject({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys`, headers: key.auth }), 401, 'unauthorized');
+      expectError(await t.app.inject({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys`, headers: key.auth }), 401, 'unauthorized');
     });
   });
 
@@ -143,7 +134,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
     it('issues a key that works on the public API as its account', async () => {
       const accountId = newAccount();
       const { key } = (await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/keys`, payload: { source: 'make' } })).json();
-      const upsert = await app.inject({ method: 'POST', url: '/api/v1/contacts', headers: bearer(key), payload: { phone: PHONE } });
+      const upsert = await t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: bearer(key), payload: { phone: PHONE } });
       expect(upsert.json().action).toBe('inserted');
       const contact = await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/contacts/${upsert.json().contact_id}` });
       expect(contact.json().source).toBe('make');
@@ -199,7 +190,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const response = await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true });
-      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
       const [listed] = (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys;
       expect(listed).toMatchObject({ id: key.id, revoked_at: expect.stringMatching(ISO_UTC) });
     });
@@ -208,7 +199,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const accountId = newAccount();
       const issued = await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/keys`, payload: { source: 'zapier', name: 'Zap' } });
       const { id, key: oldKey, created_at } = issued.json();
-      const subscribed = await app.inject({
+      const subscribed = await t.app.inject({
         method: 'POST',
         url: '/api/v1/hooks',
         headers: bearer(oldKey),
@@ -222,10 +213,10 @@ describe.each(engines())('first-party API on %s', (engine) => {
       expect(rotated).toStrictEqual({ id, key: expect.stringMatching(/^chk_[A-Za-z0-9_-]{43}$/), account_id: accountId, source: 'zapier', name: 'Zap', created_at });
       expect(rotated.key).not.toBe(oldKey);
 
-      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(oldKey) }), 401, 'unauthorized');
-      const me = await app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(rotated.key) });
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(oldKey) }), 401, 'unauthorized');
+      const me = await t.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(rotated.key) });
       expect(me.json()).toStrictEqual({ account_id: accountId, key: { id, source: 'zapier', name: 'Zap', created_at } });
-      const hooks = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(rotated.key) });
+      const hooks = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(rotated.key) });
       expect(hooks.json().hooks.map((hook: { id: string }) => hook.id)).toStrictEqual([subscribed.json().id]);
 
       // Shown only here: the list holds the same one key, with no secret and nothing revoked.
@@ -273,18 +264,18 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const again = await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` });
       expect({ status: again.statusCode, body: again.json() }).toStrictEqual({ status: 200, body: { ok: true } });
       expect(await listRevokedAt()).toBe(first);
-      expectError(await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth }), 401, 'unauthorized');
     });
 
     it('revokes only the key named: another key of the account keeps its subscriptions and access', async () => {
       const { accountId, key } = await seeded();
       const other = await newKey(t.store, accountId);
       const subscribe = (auth: Record<string, string>) =>
-        app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
+        t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
       const revokedHook = (await subscribe(key.auth)).json().id;
       const keptHook = (await subscribe(other.auth)).json().id;
       expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
-      const listed = await app.inject({ method: 'GET', url: '/api/v1/hooks', headers: other.auth });
+      const listed = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: other.auth });
       expect(listed.json().hooks.map((hook: { id: string }) => hook.id)).toStrictEqual([keptHook]);
       expect(await count(t.db, 'hooks WHERE id = $1 AND deleted_at IS NOT NULL', [revokedHook])).toBe(1);
       const keys = (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys;

@@ -1,54 +1,34 @@
 import type { FastifyInstance } from 'fastify';
-import type { OpenAPIV3 } from 'openapi-types';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { openPglite, openPostgres } from '../../src/storage/database.js';
-import { createStore } from '../../src/storage/store.js';
-import { INTERNAL_TOKEN, newKey, testConfig } from '../support/app.js';
-import { engines, type Engine } from '../support/databases.js';
-import { internalAuth, newAccount, openTestApp, unknownKey, type TestApp } from '../support/http.js';
+import { INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
+import { engines, unreachableStore } from '../support/databases.js';
+import { internalAuth, newAccount, openTestApp, useTestApp, unknownKey } from '../support/http.js';
 
 const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
 
-/** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
-async function unreachableStore(engine: Engine) {
-  if (engine === 'postgres') return createStore(openPostgres('postgres://postgres@127.0.0.1:1/none', { max: 1 }));
-  const db = await openPglite(undefined);
-  await db.close();
-  return createStore({ ...db, close: async () => {} });
-}
-
 describe.each(engines())('platform endpoints on %s', (engine) => {
-  let t: TestApp;
-  let app: FastifyInstance;
-
-  beforeAll(async () => {
-    t = await openTestApp(engine);
-    app = t.app;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine);
 
   describe('health', () => {
     it('answers /healthz 200 without a key', async () => {
-      const response = await app.inject({ method: 'GET', url: '/healthz' });
+      const response = await t.app.inject({ method: 'GET', url: '/healthz' });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true });
     });
 
     it('answers /readyz 200 with storage ok', async () => {
-      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      const response = await t.app.inject({ method: 'GET', url: '/readyz' });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
     });
 
     it('answers /readyz 503 when storage does not answer, while /healthz stays 200', async () => {
       const store = await unreachableStore(engine);
-      const down = await buildApp({ config: testConfig(), store, queue: silentQueue() });
+      const down = await buildApp({ config: testConfig(), services: testServices(store, silentQueue()) });
       try {
         const ready = await down.inject({ method: 'GET', url: '/readyz' });
         expect(ready.statusCode).toBe(503);
@@ -61,58 +41,10 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     });
   });
 
-  describe('OpenAPI and docs', () => {
-    let document: OpenAPIV3.Document;
-
-    beforeAll(async () => {
-      const response = await app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^application\/json/);
-      document = response.json();
-    });
-
-    it('is an OpenAPI 3 document', () => {
-      expect(document.openapi).toMatch(/^3\.\d+\.\d+$/);
-      expect(document.info.title).toEqual(expect.any(String));
-    });
-
-    it('describes the public API: contacts, hooks and hooks/{id}', () => {
-      const paths = Object.keys(document.paths);
-      expect(paths).toEqual(expect.arrayContaining(['/api/v1/contacts', '/api/v1/hooks', '/api/v1/hooks/{id}']));
-      expect(Object.keys(document.paths['/api/v1/hooks']!).sort()).toStrictEqual(['get', 'post']);
-      expect(Object.keys(document.paths['/api/v1/hooks/{id}']!)).toContain('delete');
-    });
-
-    it('leaves out /internal and operator paths', () => {
-      const paths = Object.keys(document.paths);
-      expect(paths.filter((path) => !path.startsWith('/api/v1/'))).toStrictEqual([]);
-      expect(JSON.stringify(document)).not.toContain('/internal');
-    });
-
-    it('takes its request schemas from the routes: the contact body requires phone', () => {
-      const body = document.paths['/api/v1/contacts']!.post!.requestBody as OpenAPIV3.RequestBodyObject;
-      const schema = body.content['application/json']!.schema as OpenAPIV3.SchemaObject;
-      expect(schema.required).toStrictEqual(['phone']);
-      expect(Object.keys(schema.properties ?? {}).sort()).toStrictEqual(['email', 'name', 'phone']);
-    });
-
-    it('serves a docs page at /docs', async () => {
-      let response = await app.inject({ method: 'GET', url: '/docs' });
-      if (response.statusCode >= 300 && response.statusCode < 400) {
-        const location = new URL(String(response.headers.location), 'http://localhost/docs');
-        expect(location.pathname.startsWith('/docs')).toBe(true);
-        response = await app.inject({ method: 'GET', url: location.pathname });
-      }
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^text\/html/);
-      expect(response.body).toContain('Swagger UI');
-    });
-  });
-
   describe('metrics', () => {
     it('serves Prometheus text with http_request_duration_seconds by route and status, to the bearer token', async () => {
-      await app.inject({ method: 'GET', url: '/healthz' });
-      const response = await app.inject({ method: 'GET', url: '/metrics', headers: internalAuth });
+      await t.app.inject({ method: 'GET', url: '/healthz' });
+      const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: internalAuth });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/plain/);
       expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
@@ -132,12 +64,12 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       ['the token without a scheme', INTERNAL_TOKEN],
       ['an API key', `Bearer ${unknownKey}`],
     ])('answers 401 unauthorized to %s, showing no metric', async (_why, authorization) => {
-      const response = await app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+      const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
       expect({ status: response.statusCode, body: response.json() }).toStrictEqual({ status: 401, body: { error: 'unauthorized' } });
     });
 
     it('answers 404 not_found when no INTERNAL_API_TOKEN is configured', async () => {
-      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store: t.store, queue: silentQueue() });
+      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentQueue()) });
       try {
         for (const headers of [{}, internalAuth]) {
           const response = await open.inject({ method: 'GET', url: '/metrics', headers });
@@ -156,7 +88,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     beforeAll(async () => {
       lines = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-      logged = await buildApp({ config: testConfig(), store: t.store, queue: silentQueue(), logger });
+      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentQueue()), logger });
     });
     afterAll(async () => {
       await logged?.close();
@@ -205,7 +137,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       const broken = await openTestApp(engine);
       const brokenLines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void brokenLines.push(line) });
-      const brokenApp = await buildApp({ config: testConfig(), store: broken.store, queue: silentQueue(), logger });
+      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentQueue()), logger });
       try {
         const key = await newKey(broken.store, newAccount());
         await broken.db.exec('DROP TABLE contacts');

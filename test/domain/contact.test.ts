@@ -38,7 +38,7 @@ describe('normalisePhone', () => {
 
 describe('validateContact', () => {
   it.each([undefined, '', '   ', '\t\n'])('rejects the blank phone %j as 400 missing_phone', (phone) => {
-    expect(errorCode(() => validateContact({ phone, name: 'Ann' }, 'US'))).toBe('400 missing_phone');
+    expect(errorCode(() => validateContact({ phone, name: 'Ann' }, 'US'))).toBe('missing_phone');
   });
 
   it('skips an impossible phone as invalid_phone, with no phone to match', () => {
@@ -116,7 +116,7 @@ describe('planUpdate', () => {
 
 describe('validateOwnerEdit', () => {
   it('refuses an edit with no field as invalid_request', () => {
-    expect(errorCode(() => validateOwnerEdit({}))).toBe('400 invalid_request');
+    expect(errorCode(() => validateOwnerEdit({}))).toBe('invalid_request');
   });
 
   it('trims the values it keeps', () => {
@@ -132,10 +132,10 @@ describe('validateOwnerEdit', () => {
   });
 
   it('refuses an invalid email as invalid_email', () => {
-    expect(errorCode(() => validateOwnerEdit({ email: 'nope' }))).toBe('400 invalid_email');
+    expect(errorCode(() => validateOwnerEdit({ email: 'nope' }))).toBe('invalid_email');
   });
 
   it('refuses a name over 256 characters as invalid_name', () => {
-    expect(errorCode(() => validateOwnerEdit({ name: 'x'.repeat(257) }))).toBe('400 invalid_name');
+    expect(errorCode(() => validateOwnerEdit({ name: 'x'.repeat(257) }))).toBe('invalid_name');
   });
 });

@@ -24,7 +24,7 @@ describe('validateTargetUrl', () => {
   });
 
   it('refuses a URL of 2049 characters', () => {
-    expect(errorCode(() => validateTargetUrl(urlOfLength(2049)))).toBe('400 invalid_target_url');
+    expect(errorCode(() => validateTargetUrl(urlOfLength(2049)))).toBe('invalid_target_url');
   });
 
   it.each([
@@ -45,11 +45,11 @@ describe('validateTargetUrl', () => {
     ['a tab in the host', 'https://exam\tple.com/hooks'],
     ['a NUL', 'https://example.com/\u0000'],
   ])('refuses %s (%j) as invalid_target_url', (_why, url) => {
-    expect(errorCode(() => validateTargetUrl(url))).toBe('400 invalid_target_url');
+    expect(errorCode(() => validateTargetUrl(url))).toBe('invalid_target_url');
   });
 
   it.each([undefined, null, 42, {}])('refuses the non-string %j as invalid_target_url', (url) => {
-    expect(errorCode(() => validateTargetUrl(url))).toBe('400 invalid_target_url');
+    expect(errorCode(() => validateTargetUrl(url))).toBe('invalid_target_url');
   });
 });
 
@@ -59,6 +59,6 @@ describe('validateEventType', () => {
   });
 
   it.each(['', 'New_Contact', 'new_call', undefined, null, 1])('refuses %j as invalid_event', (event) => {
-    expect(errorCode(() => validateEventType(event))).toBe('400 invalid_event');
+    expect(errorCode(() => validateEventType(event))).toBe('invalid_event');
   });
 });

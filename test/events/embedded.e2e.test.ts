@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
+import { EVENT_TYPES } from '../../src/domain/events.js';
 import { client } from '../support/client.js';
+import { dereferenced, schemaChecker, type Operation } from '../support/openapi.js';
 import { sleep, startWeb, stopAllProcesses, waitUntil } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -225,6 +227,24 @@ describe('events and delivery, embedded mode', () => {
     await waitUntil(() => received('/contacts').length === 8);
     await settle();
     expect(received('/revoked')).toHaveLength(0);
+  });
+
+  it('sends bodies and headers that the webhooks of its own public document describe', async () => {
+    const document = await dereferenced(await (await fetch(`${service.url}/api/v1/openapi.json`)).json());
+    const check = schemaChecker();
+    const events = new Set<string>();
+    for (const request of receiver.requests) {
+      const body = JSON.parse(request.body);
+      const described = (document.webhooks?.[body.event] as { post?: Operation } | undefined)?.post;
+      expect(described, request.body).toBeDefined();
+      const media = (described!.requestBody as { content: Record<string, { schema: object }> }).content['application/json']!;
+      expect(check(media.schema, body), request.body).toStrictEqual([]);
+      for (const header of described!.parameters as Array<{ name: string; schema: object }>) {
+        expect(check(header.schema, request.headers[header.name]), `${header.name}: ${request.headers[header.name]}`).toStrictEqual([]);
+      }
+      events.add(body.event);
+    }
+    expect([...events].sort()).toStrictEqual([...EVENT_TYPES].sort());
   });
 });
 

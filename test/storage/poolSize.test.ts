@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/store.js';
-import { createPostgresDatabase, withPostgres } from '../support/databases.js';
+import { createPostgresDatabase, withPostgres, silentLog } from '../support/databases.js';
 
 const CONCURRENT_QUERIES = 12;
 
@@ -23,7 +23,7 @@ describe.runIf(withPostgres)('DATABASE_POOL_SIZE', () => {
 
   /** Runs CONCURRENT_QUERIES slow queries at once through a store; the most connections it held meanwhile. */
   async function connectionsUnderLoad(env: Record<string, string>) {
-    const { store } = await openStore(loadConfig({ DATABASE_URL: database.url, ...env }));
+    const { store } = await openStore(loadConfig({ DATABASE_URL: database.url, ...env }), silentLog);
     try {
       let done = false;
       const load = Promise.all(Array.from({ length: CONCURRENT_QUERIES }, () => store.db.query('SELECT pg_sleep(0.5)'))).finally(

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
 import type { JobQueue } from '../../src/queue/jobQueue.js';
 import type { EventJob } from '../../src/workers/jobs.js';
-import { issueApiKey } from '../../src/services/keys.js';
+import { createServices } from '../../src/services/index.js';
 import type { Store } from '../../src/storage/store.js';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
@@ -13,6 +13,12 @@ export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 /** Configuration as the service would parse it from this environment. */
 export const testConfig = (env: Record<string, string> = {}): Config =>
   loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: 'silent', ...env });
+
+const silentLog = pino({ level: 'silent' });
+
+/** The use cases over a store (and a queue, if any), as a process builds them. */
+export const testServices = (store: Store, queue?: JobQueue<EventJob>, config: Config = testConfig()) =>
+  createServices({ store, queue, config, log: silentLog });
 
 /**
  * An app on a real store, with an embedded queue whose job handler only records event ids:
@@ -25,15 +31,20 @@ export async function buildTestApp(store: Store, env: Record<string, string> = {
     createEmbeddedQueue<EventJob>(async ({ eventId }) => void enqueued.push(eventId), {
       capacity: 10_000,
       concurrency: 4,
-      log: pino({ level: 'silent' }),
+      log: silentLog,
       name: 'events',
     });
-  const app: FastifyInstance = await buildApp({ config: testConfig(env), store, queue: eventQueue });
+  const config = testConfig(env);
+  const app: FastifyInstance = await buildApp({ config, services: testServices(store, eventQueue, config) });
   return { app, enqueued };
 }
 
-/** Issues a key for an account through the same service the internal API and CLI use. */
+/** Issues a key for an account through the same use case the internal API and CLI run. */
+export const issueKey = (store: Store, accountId: string, options: { source?: string; name?: string } = {}) =>
+  testServices(store).keys.issue(accountId, options);
+
+/** A key with the Authorization header that carries it. */
 export async function newKey(store: Store, accountId = 'acct-1', source = 'zapier') {
-  const issued = await issueApiKey(store, accountId, { source });
+  const issued = await issueKey(store, accountId, { source });
   return { ...issued, auth: { authorization: `Bearer ${issued.key}` } };
 }

@@ -1,7 +1,11 @@
+import { pino } from 'pino';
 import { createDatabase } from '../../kit/databases.js';
 import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
+
+/** Tests read what they need from the store itself; its own warnings would only be noise. */
+export const silentLog = pino({ level: 'silent' });
 
 export type Engine = 'pglite' | 'postgres';
 
@@ -36,7 +40,7 @@ export async function openTestStore(engine: Engine): Promise<{ store: Store; db:
     return { store: createStore(db), db, cleanup: () => db.close() };
   }
   const database = await createPostgresDatabase();
-  const db = openPostgres(database.url);
+  const db = openPostgres(database.url, { log: silentLog });
   await migrate(db);
   return {
     store: createStore(db),
@@ -47,4 +51,12 @@ export async function openTestStore(engine: Engine): Promise<{ store: Store; db:
       await database.drop();
     },
   };
+}
+
+/** A store whose database does not answer: a PostgreSQL server nobody listens for, or a closed PGlite. */
+export async function unreachableStore(engine: Engine): Promise<Store> {
+  if (engine === 'postgres') return createStore(openPostgres('postgres://postgres@127.0.0.1:1/none', { max: 1, log: silentLog }));
+  const db = await openPglite(undefined);
+  await db.close();
+  return createStore({ ...db, close: async () => {} });
 }

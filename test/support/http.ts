@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Database } from '../../src/storage/database.js';
 import { buildTestApp, INTERNAL_TOKEN } from './app.js';
 import { openTestStore, type Engine } from './databases.js';
@@ -24,6 +24,39 @@ export async function openTestApp(engine: Engine, env: Record<string, string> = 
 }
 
 export type TestApp = Awaited<ReturnType<typeof openTestApp>>;
+
+/**
+ * The calling suite's app on a real store of the engine: opened before its tests and closed
+ * after them by the hooks this registers (as fastify/demo's `build(t)` does), so a suite only says
+ * `const t = useTestApp(engine)` and uses `t.app`, `t.store`, `t.db` and `t.enqueued` in its tests.
+ */
+export function useTestApp(engine: Engine, env: Record<string, string> = {}): Omit<TestApp, 'close'> {
+  let opened: TestApp | undefined;
+  beforeAll(async () => {
+    opened = await openTestApp(engine, env);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  const current = () => {
+    if (!opened) throw new Error('useTestApp: the app opens in beforeAll; use it inside tests and hooks');
+    return opened;
+  };
+  return {
+    get app() {
+      return current().app;
+    },
+    get store() {
+      return current().store;
+    },
+    get db() {
+      return current().db;
+    },
+    get enqueued() {
+      return current().enqueued;
+    },
+  };
+}
 
 /** A fresh account id, so tests sharing one store never see each other's data. */
 export const newAccount = () => `acct-${randomUUID()}`;

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { issueApiKey } from '../../src/services/keys.js';
+import { issueKey } from '../support/app.js';
 import type { DeliveryJob, EventJob } from '../../src/workers/jobs.js';
 import { startOutboxRelay, type RelayOptions } from '../../src/workers/outboxRelay.js';
 import type { Store } from '../../src/storage/store.js';
@@ -59,7 +59,7 @@ describe.each(engines())('outbox relay on %s', (engine) => {
 
   it(`restores every queued delivery whose job was lost, far past one page of ${PAGE}`, async () => {
     const accountId = 'relay-deliveries';
-    const key = await issueApiKey(t.store, accountId, {});
+    const key = await issueKey(t.store, accountId, {});
     await t.store.hooks.create(
       { keyId: key.id, accountId },
       { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },

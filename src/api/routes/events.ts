@@ -1,27 +1,41 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { validateEventType } from '../../domain/hooks.js';
-import type { Store } from '../../storage/store.js';
-import { errorBody, eventList, eventsQuery } from '../schemas.js';
-import { toIso } from '../format.js';
+import type { Services } from '../../services/index.js';
+import { errorAnswers } from '../documentedErrors.js';
+import { eventList, eventsQuery } from '../schemas.js';
+import { WEBHOOK_EVENTS } from '../webhooks.js';
 
 export const eventRoutes =
-  (store: Store): FastifyPluginAsyncZod =>
+  (services: Services): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/events',
       {
         schema: {
+          tags: ['events'],
+          operationId: 'listRecentEvents',
           summary: "Recent events of the calling key's account, newest first (sample data for trigger setup)",
+          description: 'Each item’s `data` is exactly what that event’s delivery carries (see Webhooks).',
           querystring: eventsQuery,
-          response: { 200: eventList, 400: errorBody, 401: errorBody },
+          response: {
+            200: eventList.meta({
+              description: 'The events, newest first',
+              examples: [
+                {
+                  events: [
+                    {
+                      id: '0b6f8e2a-9c4d-4f1e-8a7b-5d3c2e1f0a9b',
+                      event: 'new_contact',
+                      data: WEBHOOK_EVENTS.new_contact.example.data,
+                      created_at: '2026-11-23T12:00:00.000Z',
+                    },
+                  ],
+                },
+              ],
+            }),
+            ...errorAnswers('invalid_event'),
+          },
         },
       },
-      async (request) => {
-        const type = validateEventType(request.query.event);
-        const events = await store.events.listRecent(request.caller.accountId, type, request.query.limit);
-        return {
-          events: events.map((event) => ({ id: event.id, event: event.event_type, data: event.data, created_at: toIso(event.created_at) })),
-        };
-      },
+      async (request) => services.events.recent(request.caller, request.query.event, request.query.limit),
     );
   };

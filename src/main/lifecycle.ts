@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import type { Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { DataDirBusyError } from '../storage/dataDirLock.js';
 
 /** JSON logs; anything that could hold a key is redacted even if a future log line includes it. */
 export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>, role: string) =>
@@ -39,4 +40,18 @@ export function onShutdownSignal(log: pino.Logger, graceMs: number, shutdown: ()
   };
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
+}
+
+/**
+ * The start and exit every entry point shares: parses the configuration once, runs `main`, and
+ * turns what an operator must fix (a bad setting, a DATA_DIR another process holds) into one
+ * clear line and exit 1. Anything else is a bug, and crashes with its stack.
+ */
+export async function runProcess(main: (config: Config) => Promise<void>) {
+  try {
+    await main(loadConfig());
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof DataDirBusyError) exitWith(error.message);
+    throw error;
+  }
 }
