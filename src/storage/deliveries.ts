@@ -27,16 +27,19 @@ export function deliveryQueries(db: Sql) {
     /**
      * Claims a queued delivery just before its POST: `queued` becomes `sending` once, whichever
      * worker, stalled job or relayed copy asks, so only one ever sends (at most once). It only
-     * succeeds while the subscription and its key are live.
+     * succeeds while the subscription and its key are live. `token` names the claimant: the same
+     * claimant asking again (its first answer was lost with the connection) gets its claim back.
      */
-    async claim(deliveryId: string): Promise<ClaimedDelivery | undefined> {
+    async claim(deliveryId: string, token: string): Promise<ClaimedDelivery | undefined> {
       const { rows } = await db.query<ClaimedDelivery>(
-        `UPDATE deliveries d SET status = 'sending', attempted_at = clock_timestamp()
+        `UPDATE deliveries d SET status = 'sending', claim_token = $2,
+           attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM hooks h, api_keys k, events e
-         WHERE d.id = $1 AND d.status = 'queued' AND h.id = d.hook_id AND h.deleted_at IS NULL
+         WHERE d.id = $1 AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+           AND h.id = d.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id
          RETURNING d.event_id, e.event_type, e.data, h.secret, h.target_url, h.id AS hook_id, d.queued_at, d.attempted_at`,
-        [deliveryId],
+        [deliveryId, token],
       );
       return rows[0];
     },
@@ -67,7 +70,10 @@ export function deliveryQueries(db: Sql) {
      * gate, and is claimed again then) or `expired`. Only the claimant calls this.
      */
     async giveBack(deliveryId: string, status: 'queued' | 'expired') {
-      await db.query(`UPDATE deliveries SET status = $2, attempted_at = NULL WHERE id = $1 AND status = 'sending'`, [deliveryId, status]);
+      await db.query(`UPDATE deliveries SET status = $2, attempted_at = NULL, claim_token = NULL WHERE id = $1 AND status = 'sending'`, [
+        deliveryId,
+        status,
+      ]);
     },
 
     /** A queued delivery that could not get a slot within DELIVERY_MAX_WAIT: never sent. */

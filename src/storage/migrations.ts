@@ -126,4 +126,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       UPDATE hooks SET secret = '' WHERE deleted_at IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    name: 'claim tokens',
+    sql: `
+      -- Who claimed a delivery: a claim retried after its answer was lost (the connection dropped
+      -- as it committed) is recognised as the same claimant's, instead of as someone else's.
+      ALTER TABLE deliveries ADD COLUMN claim_token uuid;
+    `,
+  },
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { envelope } from '../domain/events.js';
@@ -29,10 +30,11 @@ export interface DelivererDeps {
 
 /**
  * A claimed delivery whose time at the gate is this close waits for it in its worker: a queue's
- * delayed job wakes tens of ms late, and a time missed by more than an interval is given up.
- * A longer wait (a hold, a bunch of late deliveries) gives the claim back and waits as a job.
+ * delayed job cannot land on the millisecond (BullMQ's come back up to WAKE_EARLY_MS early on
+ * purpose), and a time missed by more than an interval is given up, unused. A longer wait (a
+ * hold, a bunch of late deliveries) gives the claim back and waits as a job.
  */
-const LONGEST_WAIT_AT_GATE_MS = 100;
+const LONGEST_WAIT_AT_GATE_MS = 250;
 const FIRST_DEFERRAL_MS = 50;
 const LONGEST_DEFERRAL_MS = 2_000;
 
@@ -81,7 +83,9 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
       return { runAt: Date.now() + deferral(deferrals), data: { ...job, deferrals } };
     }
     try {
-      const claimed = await untilDone('claim', () => store.deliveries.claim(job.deliveryId), signal, log, context);
+      // One token for this run's claim, so retrying it after a lost answer finds the claim ours.
+      const token = randomUUID();
+      const claimed = await untilDone('claim', () => store.deliveries.claim(job.deliveryId, token), signal, log, context);
       if (!claimed) {
         // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
         await store.deliveries
