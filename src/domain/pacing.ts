@@ -42,9 +42,16 @@ export interface PaceState {
 
 export const EMPTY_PACE_STATE: PaceState = { targetTat: 0, sentTat: 0, holdUntil: 0, hostTat: 0 };
 
+/**
+ * POSTs leave 2% further apart than the rate allows: a receiver counts arrivals, in a sliding
+ * window of its own, and at exactly the rate a few ms of network jitter would put one more
+ * arrival in some second than it allows.
+ */
+export const RATE_MARGIN = 0.02;
+
 export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
   const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
-  return { targetIntervalMs: 1000 / perSecond, hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
+  return { targetIntervalMs: (1000 / perSecond) * (1 + RATE_MARGIN), hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
 }
 
 /**
@@ -67,6 +74,13 @@ export function reserveSlot(
 }
 
 /**
+ * How late a delivery may leave after its time at the gate: later, it could leave close behind
+ * the next delivery, which leaves on time. A few ms of a timer's jitter, at most an interval.
+ */
+export const staleAfter = (limits: PaceLimits) => Math.min(limits.targetIntervalMs, GATE_TOLERANCE_MS);
+const GATE_TOLERANCE_MS = 5;
+
+/**
  * The gate: when a delivery whose scheduled time has come may leave. A time it took before
  * (`taken`) stands unless a hold was placed on the target since, or it has gone stale (more
  * than an interval ago: the delivery is running late, and leaving now could bunch it with
@@ -80,7 +94,7 @@ export function gateSend(
   latest: number,
   taken?: number,
 ): { at: number; next: PaceState } | undefined {
-  if (taken !== undefined && state.holdUntil <= taken && now - taken < limits.targetIntervalMs) return { at: taken, next: state };
+  if (taken !== undefined && state.holdUntil <= taken && now - taken <= staleAfter(limits)) return { at: taken, next: state };
   const at = Math.max(now, state.sentTat, state.holdUntil);
   if (at > latest) return undefined;
   return { at, next: { ...state, sentTat: at + limits.targetIntervalMs } };

@@ -93,13 +93,19 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
           .catch((error: unknown) => log.warn({ err: error, ...context }, 'could not drop an unclaimable delivery; the relay will try it again'));
         return;
       }
-      const gated = await untilDone('pacing', () => gate(pacer, job, settings), signal, log, context);
+      let gated = await untilDone('pacing', () => gate(pacer, job, settings), signal, log, context);
+      // A near time is waited for here, then confirmed: a wake later than the gate allows (a
+      // busy event loop) takes a new time rather than leave together with the next delivery.
+      while (gated.kind === 'wait' && gated.runAt - Date.now() <= LONGEST_WAIT_AT_GATE_MS) {
+        await sleep(Math.max(0, gated.runAt - Date.now()));
+        const waited = gated.job;
+        gated = await untilDone('pacing', () => gate(pacer, waited, settings), signal, log, context);
+      }
       if (gated.kind === 'expired') return await expire(job.deliveryId, true, signal);
-      if (gated.kind === 'wait' && gated.runAt - Date.now() > LONGEST_WAIT_AT_GATE_MS) {
+      if (gated.kind === 'wait') {
         await untilDone('giving a claim back', () => store.deliveries.giveBack(job.deliveryId, 'queued'), signal, log, context);
         return { runAt: gated.runAt, data: gated.job };
       }
-      if (gated.kind === 'wait') await sleep(gated.runAt - Date.now());
       await send(job.deliveryId, claimed, signal);
     } finally {
       release();

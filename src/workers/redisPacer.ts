@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { paceLimits } from '../domain/pacing.js';
+import { paceLimits, staleAfter } from '../domain/pacing.js';
 import { redisOptions } from '../queue/bullmq.js';
 import { budgetKey, type Pacer, type SlotAnswer } from './pacer.js';
 
@@ -37,12 +37,12 @@ redis.call('SET', KEYS[2], us(hostTat), 'PX', math.ceil((hostTat - now) / 1000) 
 return {us(slot), us(now)}
 `;
 
-/** KEYS: target. ARGV: target interval, max wait, a gate time taken before (0: none). */
+/** KEYS: target. ARGV: target interval, max wait, a gate time taken before (0: none), how stale it may be. */
 const GATE = `${NOW}
 local target = redis.call('HMGET', KEYS[1], 'tat', 'sent', 'hold')
 local tat, sent, hold = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0
 local taken = tonumber(ARGV[3])
-if taken > 0 and hold <= taken and now - taken < tonumber(ARGV[1]) then return {us(taken), us(now)} end
+if taken > 0 and hold <= taken and now - taken <= tonumber(ARGV[4]) then return {us(taken), us(now)} end
 local at = math.max(now, sent, hold)
 if at - now > tonumber(ARGV[2]) then return {'-1', us(now)} end
 sent = at + tonumber(ARGV[1])
@@ -103,7 +103,7 @@ export function createRedisPacer(settings: { redisUrl: string; prefix: string },
     async gate(request) {
       const limits = paceLimits(request.perSecond, hostBudget);
       return answer(
-        await redis.gateSend(targetKey(request.targetUrl), us(limits.targetIntervalMs), us(Math.max(0, request.maxWaitMs)), String(request.taken ?? 0)),
+        await redis.gateSend(targetKey(request.targetUrl), us(limits.targetIntervalMs), us(Math.max(0, request.maxWaitMs)), String(request.taken ?? 0), us(staleAfter(limits))),
       );
     },
     async hold(targetUrl, ms) {
