@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { issueKey } from '../support/app.js';
-import { engines, openTestStore } from '../support/databases.js';
+import { engines, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 /**
@@ -10,13 +10,7 @@ import { newAccount } from '../support/http.js';
  * anyone else never does.
  */
 describe.each(engines())('claiming a delivery on %s', (engine) => {
-  let t: Awaited<ReturnType<typeof openTestStore>>;
-  beforeAll(async () => {
-    t = await openTestStore(engine);
-  });
-  afterAll(async () => {
-    await t?.cleanup();
-  });
+  const t = useTestStore(engine);
 
   /** A queued delivery of a new event to a new subscription; its id and the hook's. */
   async function queuedDelivery() {

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines, openTestStore } from '../support/databases.js';
+import { describe, expect, it } from 'vitest';
+import { engines, useTestStore } from '../support/databases.js';
 
 /**
  * The upsert holds no lock between reading a contact and writing it; an owner edit landing in
  * between must still win. Many upserts race one owner edit, round after round.
  */
 describe.each(engines())('upsert racing an owner edit on %s', (engine) => {
-  let t: Awaited<ReturnType<typeof openTestStore>>;
-  beforeAll(async () => {
-    t = await openTestStore(engine);
-  });
-  afterAll(async () => {
-    await t?.cleanup();
-  });
+  const t = useTestStore(engine);
 
   it('never overwrites a field the owner took while the upsert was planning', async () => {
     for (let round = 0; round < 30; round++) {

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { createDatabase } from '../../kit/databases.js';
 import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
@@ -59,4 +60,32 @@ export async function unreachableStore(engine: Engine): Promise<Store> {
   const db = await openPglite(undefined);
   await db.close();
   return createStore({ ...db, close: async () => {} });
+}
+
+export type TestStore = Awaited<ReturnType<typeof openTestStore>>;
+
+/**
+ * The calling suite's migrated, empty store on the engine: opened before its tests and closed
+ * after them by the hooks this registers, like useTestApp. Use `t.store` and `t.db` in tests.
+ */
+export function useTestStore(engine: Engine): Pick<TestStore, 'store' | 'db'> {
+  let opened: TestStore | undefined;
+  beforeAll(async () => {
+    opened = await openTestStore(engine);
+  });
+  afterAll(async () => {
+    await opened?.cleanup();
+  });
+  const current = () => {
+    if (!opened) throw new Error('useTestStore: the store opens in beforeAll; use it inside tests and hooks');
+    return opened;
+  };
+  return {
+    get store() {
+      return current().store;
+    },
+    get db() {
+      return current().db;
+    },
+  };
 }

@@ -1,11 +1,11 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
 import { issueKey } from '../support/app.js';
 import type { DeliveryJob, EventJob } from '../../src/workers/jobs.js';
 import { startOutboxRelay, type RelayOptions } from '../../src/workers/outboxRelay.js';
 import type { Store } from '../../src/storage/store.js';
-import { engines, openTestStore } from '../support/databases.js';
+import { engines, useTestStore } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
 const log = pino({ level: 'silent' });
@@ -38,13 +38,7 @@ async function relayUntil(store: Store, options: RelayOptions, done: (seen: { ev
  * rather than re-reading the oldest page.
  */
 describe.each(engines())('outbox relay on %s', (engine) => {
-  let t: Awaited<ReturnType<typeof openTestStore>>;
-  beforeAll(async () => {
-    t = await openTestStore(engine);
-  });
-  afterAll(async () => {
-    await t?.cleanup();
-  });
+  const t = useTestStore(engine);
 
   it(`restores every undispatched event, far past one page of ${PAGE}, even when they share a timestamp`, async () => {
     const accountId = 'relay-events';
