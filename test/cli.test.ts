@@ -114,7 +114,7 @@ const upsertContact = (server: Server, key: string) =>
   });
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/src/main/cli.js')) || !existsSync(join(root, 'dist/src/main/web.js'))) {
+  if (!existsSync(join(root, 'dist/src/cli/main.js')) || !existsSync(join(root, 'dist/src/main/web.js'))) {
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
   }
 });
