@@ -28,6 +28,10 @@ const JOB_OPTIONS: JobsOptions = {
 export const WAKE_EARLY_MS = 100;
 const delayUntil = (runAt: number) => Math.max(0, runAt - WAKE_EARLY_MS - Date.now());
 
+/** BullMQ takes priorities up to 2^21 - 1; further back than that is still the back of the line. */
+const LOWEST_PRIORITY = 2 ** 21 - 1;
+const bullPriority = (priority: number) => Math.min(Math.max(1, Math.round(priority)), LOWEST_PRIORITY);
+
 export interface BullSettings {
   redisUrl: string;
   prefix: string;
@@ -68,7 +72,7 @@ export function createBullProducer<Data>(
     jobs.map((job) => ({
       name,
       data: job.data,
-      opts: { ...JOB_OPTIONS, jobId: job.id, delay: job.runAt === undefined ? undefined : delayUntil(job.runAt) },
+      opts: { ...JOB_OPTIONS, jobId: job.id, delay: job.runAt === undefined ? undefined : delayUntil(job.runAt), priority: job.priority === undefined ? undefined : bullPriority(job.priority) },
     }));
   return {
     async add(jobs) {
@@ -114,6 +118,8 @@ export function startBullWorker<Data>(
       const result = await handler(job.data, closing.signal);
       if (!result) return;
       await job.updateData(result.data);
+      // Set on the running job, the priority is the one it takes in line when its delay ends.
+      if (result.priority !== undefined) await job.changePriority({ priority: bullPriority(result.priority) });
       await job.moveToDelayed(Date.now() + delayUntil(result.runAt), token);
       throw new DelayedError();
     },

@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { Job, JobHandler, JobQueue } from './jobQueue.js';
+import { createReadyLine } from './readyLine.js';
 
 /**
  * The queue of the single-process embedded mode: bounded, in memory, running the same handlers
- * as the BullMQ workers. A job that answers "not yet" waits on a timer, holding no running slot.
+ * as the BullMQ workers, in the same order (priority, then arrival). A job that answers "not yet"
+ * waits on a timer, holding no running slot.
  * When full it refuses, and the work waits in the outbox for the relay. Nothing here survives a
  * restart; the outbox relay restores what was pending.
  */
@@ -11,20 +13,21 @@ export function createEmbeddedQueue<Data>(
   handler: JobHandler<Data>,
   options: { capacity: number; concurrency: number; log: Logger; name: string },
 ): JobQueue<Data> {
-  const ready: Job<Data>[] = [];
+  const ready = createReadyLine<Data>();
   const known = new Set<string>(); // ready, waiting for their time, or running: like a BullMQ job id
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Set<Promise<void>>();
   const closing = new AbortController();
 
   const settle = (job: Job<Data>, result: Awaited<ReturnType<JobHandler<Data>>>) => {
-    if (result && !closing.signal.aborted) schedule({ id: job.id, data: result.data, runAt: result.runAt });
+    if (result && !closing.signal.aborted) schedule({ ...job, data: result.data, runAt: result.runAt, priority: result.priority ?? job.priority });
     else known.delete(job.id);
   };
 
   const pump = () => {
-    while (!closing.signal.aborted && running.size < options.concurrency && ready.length > 0) {
-      const job = ready.shift()!;
+    while (!closing.signal.aborted && running.size < options.concurrency) {
+      const job = ready.shift();
+      if (job === undefined) return;
       const run: Promise<void> = handler(job.data, closing.signal)
         .then(
           (result) => settle(job, result),

@@ -8,13 +8,19 @@ export interface Job<Data> {
   data: Data;
   /** Epoch ms before which the job does not run; a job waiting for its time holds no worker. */
   runAt?: number;
+  /**
+   * Among jobs ready at once, a lower number runs first (BullMQ's rule, which the embedded queue
+   * follows): 1 before 2, and a job without one before any job with one; FIFO within each.
+   */
+  priority?: number;
 }
 
 /**
  * What a handler answers: nothing when the job is done, or "not yet": run it again at `runAt`
- * with `data`. Waiting this way holds no worker slot (BullMQ moves the job to delayed).
+ * with `data`, and at `priority` when given (else the job keeps its own). Waiting this way holds
+ * no worker slot (BullMQ moves the job to delayed).
  */
-export type JobResult<Data> = void | { runAt: number; data: Data };
+export type JobResult<Data> = void | { runAt: number; data: Data; priority?: number };
 
 /** `signal` aborts when the queue closes, so a handler waiting out an outage can stop. */
 export type JobHandler<Data> = (data: Data, signal: AbortSignal) => Promise<JobResult<Data>>;
