@@ -7,9 +7,9 @@
  * after now and moves the TAT one interval on. Two chains per target:
  * - the schedule (reserveSlot), taken when a delivery is queued, also under the (account, host)
  *   budget: it tells the delivery when to come back, so waiting holds no worker;
- * - the gate (gateSend), taken when the delivery comes back, just before it is sent: deliveries
- *   that come back late together (a busy worker, a hold ending) leave one interval apart, so the
- *   target never sees a bunch above its rate.
+ * - the gate (gateSend), passed when the delivery comes back, just before it is sent: POSTs
+ *   leave at least one interval after the last one that left, so deliveries that come back late
+ *   together (a busy worker, a hold ending) never reach the target above its rate.
  */
 
 /** Zapier counts its per-user limit over five minutes; so does the (account, host) budget. */
@@ -32,22 +32,25 @@ export interface PaceLimits {
 export interface PaceState {
   /** Earliest conforming time of the next POST scheduled to the target URL. */
   targetTat: number;
-  /** Earliest time the next POST may leave for the target URL (the gate). */
+  /** The end of the line at the gate: the time the next delivery to arrive there is given. */
   sentTat: number;
+  /** When the last POST to the target URL left (the gate spaces departures from it). */
+  lastSent: number;
   /** Nothing goes to the target before this (its last Retry-After). */
   holdUntil: number;
   /** The (account, host) budget's theoretical arrival time. */
   hostTat: number;
 }
 
-export const EMPTY_PACE_STATE: PaceState = { targetTat: 0, sentTat: 0, holdUntil: 0, hostTat: 0 };
+export const EMPTY_PACE_STATE: PaceState = { targetTat: 0, sentTat: 0, lastSent: 0, holdUntil: 0, hostTat: 0 };
 
 /**
- * POSTs leave 2% further apart than the rate allows: a receiver counts arrivals, in a sliding
- * window of its own, and at exactly the rate a few ms of network jitter would put one more
- * arrival in some second than it allows.
+ * POSTs leave 5% further apart than the rate allows: a receiver counts arrivals, in a sliding
+ * window of its own, and what happens between our gate and its clock (a busy event loop, a TLS
+ * handshake on a fresh connection) delays some POSTs more than others. With departures 5% apart,
+ * arrivals may differ in delay by up to 50 ms before a second holds one more than the rate.
  */
-export const RATE_MARGIN = 0.02;
+export const RATE_MARGIN = 0.05;
 
 export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
   const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
@@ -74,18 +77,18 @@ export function reserveSlot(
 }
 
 /**
- * How late a delivery may leave after its time at the gate: later, it could leave close behind
- * the next delivery, which leaves on time. A few ms of a timer's jitter, at most an interval.
- */
-export const staleAfter = (limits: PaceLimits) => Math.min(limits.targetIntervalMs, GATE_TOLERANCE_MS);
-const GATE_TOLERANCE_MS = 5;
-
-/**
- * The gate: when a delivery whose scheduled time has come may leave. A time it took before
- * (`taken`) stands unless a hold was placed on the target since, or it has gone stale (more
- * than an interval ago: the delivery is running late, and leaving now could bunch it with
- * others running late). Otherwise it takes the first time at or after `now` one interval after
- * the last one given out, and after any hold. Undefined when that is after `latest`.
+ * The gate: when a delivery whose scheduled time has come may leave. POSTs to one target leave
+ * at least an interval apart, counted from the last one that actually left (`lastSent`), so
+ * deliveries that come back late together never leave together, and a late one never makes a
+ * later one leave early: whatever a busy process or a hold delays, the target never sees more
+ * than its rate in any second.
+ *
+ * A delivery arriving at the gate reserves the next time in line (`sentTat` moves on), so that
+ * deliveries waiting for one target wake one after another rather than all at once. One that
+ * holds a time already (`taken`, from an earlier run) keeps its place: it leaves at that time,
+ * or as soon after it as the interval since the last departure and any hold allow. A late wake
+ * (a busy process, an imprecise timer) therefore delays a delivery, and never spends a time
+ * nobody uses. Leaving now records the departure. Undefined when the time is after `latest`.
  */
 export function gateSend(
   now: number,
@@ -94,11 +97,22 @@ export function gateSend(
   latest: number,
   taken?: number,
 ): { at: number; next: PaceState } | undefined {
-  if (taken !== undefined && state.holdUntil <= taken && now - taken <= staleAfter(limits)) return { at: taken, next: state };
-  const at = Math.max(now, state.sentTat, state.holdUntil);
+  const earliest = Math.max(now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
+  const place = taken ?? Math.max(earliest, state.sentTat);
+  const at = Math.max(earliest, place);
   if (at > latest) return undefined;
-  return { at, next: { ...state, sentTat: at + limits.targetIntervalMs } };
+  const next = taken === undefined ? { ...state, sentTat: place + limits.targetIntervalMs } : state;
+  return { at, next: at <= now ? { ...next, lastSent: now } : next };
 }
+
+/**
+ * Fairness between accounts, for when more deliveries are due than the workers can send at once.
+ * A delivery's turn is its place among its account's deliveries scheduled within the same
+ * second (1, 2, 3, …), and due deliveries run in order of turn. An account whose burst puts
+ * 3,000 deliveries in one second takes turns 1 to 3,000; another account's 20 in that second
+ * take turns 1 to 20, so they go out among the burst's first, not behind all of it.
+ */
+export const TURN_WINDOW_MS = 1000;
 
 /**
  * How long a target asked us to stay away, from a 429 or 503 answer's Retry-After: delay

@@ -31,8 +31,8 @@ export interface DelivererDeps {
 /**
  * A claimed delivery whose time at the gate is this close waits for it in its worker: a queue's
  * delayed job cannot land on the millisecond (BullMQ's come back up to WAKE_EARLY_MS early on
- * purpose), and a time missed by more than an interval is given up, unused. A longer wait (a
- * hold, a bunch of late deliveries) gives the claim back and waits as a job.
+ * purpose), and a target's time is best spent on time. A longer wait (a hold, a bunch of late
+ * deliveries) gives the claim back and waits as a job, keeping its place in line at the gate.
  */
 const LONGEST_WAIT_AT_GATE_MS = 250;
 const FIRST_DEFERRAL_MS = 50;
@@ -70,10 +70,12 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
   return async (job, signal) => {
     const context = { deliveryId: job.deliveryId };
     if (job.slot === undefined) {
-      // Restored by the relay: it was never scheduled, or its schedule was lost with its job.
+      // Restored by the relay: it was never scheduled, or its schedule was lost with its job. It
+      // ran ahead of the line (it has no turn yet, and it is the oldest work); a later time is
+      // waited for in its turn.
       const scheduled = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, context);
       if (scheduled.kind === 'expired') return expire(job.deliveryId, false, signal);
-      if (scheduled.runAt > Date.now()) return { runAt: scheduled.runAt, data: scheduled.job };
+      if (scheduled.runAt > Date.now()) return { runAt: scheduled.runAt, data: scheduled.job, priority: scheduled.turn };
       job = scheduled.job;
     }
 
@@ -94,8 +96,8 @@ export function createDeliverer({ store, pacer, poster, inFlight, settings, metr
         return;
       }
       let gated = await untilDone('pacing', () => gate(pacer, job, settings), signal, log, context);
-      // A near time is waited for here, then confirmed: a wake later than the gate allows (a
-      // busy event loop) takes a new time rather than leave together with the next delivery.
+      // A near time is waited for here, then passed again: the gate lets it leave only an
+      // interval after the last POST that left, however late this wake came.
       while (gated.kind === 'wait' && gated.runAt - Date.now() <= LONGEST_WAIT_AT_GATE_MS) {
         await sleep(Math.max(0, gated.runAt - Date.now()));
         const waited = gated.job;

@@ -19,9 +19,11 @@ export interface FanOutDeps {
 /**
  * The `events` job: turns one event into one queued delivery per subscription (atomically, in
  * the database), reserves each delivery's slot at its target, and enqueues it to run at that
- * slot. Deliveries that must wait go straight to the delayed set, so a burst to one target never
- * sits in front of other accounts' work. Every step before a claim is retried until it succeeds;
- * what a crash or shutdown leaves, the outbox relay restores.
+ * slot, in its turn among its account's deliveries due then. Deliveries that must wait go
+ * straight to the delayed set, so a burst to one target never sits in front of other accounts'
+ * work, and a burst due at once goes out by turns with other accounts' deliveries due then.
+ * Every step before a claim is retried until it succeeds; what a crash or shutdown leaves, the
+ * outbox relay restores.
  */
 export function createFanOut({ store, pacer, deliveries, settings, metrics, log }: FanOutDeps): JobHandler<EventJob> {
   return async ({ eventId }, signal) => {
@@ -38,7 +40,7 @@ export function createFanOut({ store, pacer, deliveries, settings, metrics, log 
           metrics.deliveries.inc({ outcome: 'expired' });
           return;
         }
-        jobs.push({ id: job.deliveryId, data: decision.job, runAt: decision.runAt });
+        jobs.push({ id: job.deliveryId, data: decision.job, runAt: decision.runAt, priority: decision.turn });
       }),
     );
     await untilDone('enqueue', () => deliveries.add(jobs), signal, log, context);

@@ -22,17 +22,18 @@ const requestOf = (job: DeliveryJob, settings: PaceSettings) => ({
 
 /**
  * Gives a delivery its scheduled time at its target: it runs then (a delayed job holds no
- * worker), or expires when no time comes before DELIVERY_MAX_WAIT runs out.
+ * worker), in its turn among its account's deliveries due then (its queue priority), or it
+ * expires when no time comes before DELIVERY_MAX_WAIT runs out.
  */
 export async function schedule(
   pacer: Pacer,
   job: DeliveryJob,
   settings: PaceSettings,
-): Promise<{ kind: 'expired' } | { kind: 'scheduled'; runAt: number; job: DeliveryJob }> {
+): Promise<{ kind: 'expired' } | { kind: 'scheduled'; runAt: number; turn: number; job: DeliveryJob }> {
   const request = requestOf(job, settings);
   const scheduled = request.maxWaitMs < 0 ? ({ kind: 'too_late' } as const) : await pacer.schedule(request);
   if (scheduled.kind === 'too_late') return { kind: 'expired' };
-  return { kind: 'scheduled', runAt: Date.now() + scheduled.waitMs, job: { ...job, slot: scheduled.at } };
+  return { kind: 'scheduled', runAt: Date.now() + scheduled.waitMs, turn: scheduled.turn, job: { ...job, slot: scheduled.at } };
 }
 
 /**

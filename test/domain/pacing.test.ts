@@ -22,9 +22,9 @@ function burst(count: number, limits = paceLimits(20, 10_000), now = 1_000_000, 
 }
 
 describe('reserveSlot', () => {
-  it('spaces POSTs to one target by 1000 / rate ms and a 2% margin, the first at once', () => {
+  it('spaces POSTs to one target by 1000 / rate ms and a 5% margin, the first at once', () => {
     const { slots } = burst(5);
-    expect(slots.map((slot) => Math.round(slot - 1_000_000))).toStrictEqual([0, 51, 102, 153, 204]);
+    expect(slots.map((slot) => Math.round(slot - 1_000_000))).toStrictEqual([0, 53, 105, 158, 210]);
   });
 
   it('never puts more than `rate` slots in any second', () => {
@@ -71,17 +71,33 @@ describe('gateSend', () => {
     times.forEach((time, i) => expect(time).toBeCloseTo(5_000 + i * limits.targetIntervalMs, 6));
   });
 
-  it('keeps a time taken before unless the target was held since', () => {
+  it('keeps a place in line taken before, behind any hold placed since', () => {
     const state = { ...EMPTY_PACE_STATE, sentTat: 9_000 };
     expect(gateSend(5_000, state, limits, Number.POSITIVE_INFINITY, 5_100)?.at).toBe(5_100);
     const held = { ...state, holdUntil: 7_000 };
-    expect(gateSend(5_000, held, limits, Number.POSITIVE_INFINITY, 5_100)?.at).toBe(9_000);
+    expect(gateSend(5_000, held, limits, Number.POSITIVE_INFINITY, 5_100)?.at).toBe(7_000);
   });
 
-  it('gives a delivery running late a new time instead of a stale one, so late ones do not leave together', () => {
-    const state = { ...EMPTY_PACE_STATE, sentTat: 5_150 };
-    expect(gateSend(5_100, state, limits, Number.POSITIVE_INFINITY, 5_096)?.at).toBe(5_096); // 4 ms late: a timer's jitter, stands
-    expect(gateSend(5_100, state, limits, Number.POSITIVE_INFINITY, 5_060)?.at).toBe(5_150); // 40 ms late: stale
+  it('lets a delivery that wakes late leave at once when the last POST left an interval ago, spending no time of another', () => {
+    const state = { ...EMPTY_PACE_STATE, sentTat: 5_150, lastSent: 4_990 };
+    const late = gateSend(5_100, state, limits, Number.POSITIVE_INFINITY, 5_060)!; // 40 ms late
+    expect(late.at).toBe(5_100);
+    expect(late.next).toStrictEqual({ ...state, lastSent: 5_100 }); // the line is as it was
+  });
+
+  it('spaces departures from the last one that left, so late deliveries never leave together', () => {
+    // Three deliveries whose places (5,000, 5,051, 5,102) all passed while the process was busy.
+    const places = [5_000, 5_051, 5_102];
+    let state = { ...EMPTY_PACE_STATE, sentTat: 5_153 };
+    const departures: number[] = [];
+    for (let now = 5_400; departures.length < places.length; now++) {
+      const gated = gateSend(now, state, limits, Number.POSITIVE_INFINITY, places[departures.length])!;
+      state = gated.next;
+      if (gated.at <= now) departures.push(now);
+    }
+    expect(departures[1]! - departures[0]!).toBeGreaterThanOrEqual(limits.targetIntervalMs);
+    expect(departures[2]! - departures[1]!).toBeGreaterThanOrEqual(limits.targetIntervalMs);
+    expect(departures[0]).toBe(5_400);
   });
 
   it('never lets a delivery leave during a hold', () => {
