@@ -24,6 +24,8 @@ export const SPREAD_MAX_PER_SECOND = MAX_PER_SECOND_RANGE.max;
 export const SPREAD_ROUNDS = 2;
 /** ... while account A has this many deliveries queued at one hook at the default pace. */
 export const BACKLOG_EVENTS = 3_000;
+/** ... and A's target is measured alone, draining that backlog, for this long before B's rounds. */
+export const SATURATED_ALONE_MS = 5_000;
 
 /**
  * What the engine figures run with: pacing far above anything the bench sends (one target URL

@@ -8,8 +8,10 @@ const DELIVERY_TIMEOUT_MS = 4_000;
 
 /**
  * No head-of-line blocking, in both shapes: another account's deliveries go out at once while one
- * target drains a long paced backlog, and while one account's targets hang. Waiting deliveries
- * hold no worker, and in-flight caps keep one account to a part of the capacity.
+ * target drains a long paced backlog, and while one account's targets hang; and a paced target
+ * keeps its pace while another account's burst has more due than the workers can send. Waiting
+ * deliveries hold no worker, in-flight caps keep one account to a part of the capacity, and due
+ * deliveries run in turns between accounts.
  */
 describe.each(stackModes())('fairness between accounts, %s', (mode) => {
   let stack: Stack;
@@ -71,5 +73,45 @@ describe.each(stackModes())('fairness between accounts, %s', (mode) => {
     console.info(`[fairness ${mode}] the other account's 5 deliveries arrived ${lastOther - firstHang} ms after the first hang; ${hanging} POSTs hung meanwhile`);
     // Before the first hung POST timed out, freeing a worker: the hung account never held them all.
     expect(lastOther - firstHang).toBeLessThan(DELIVERY_TIMEOUT_MS);
+  });
+
+  it("keeps another account's paced target at its pace while one account's burst is due at once", async () => {
+    // Two accounts of their own: the tests above leave acme's hung deliveries holding its share.
+    const steadyAccount = stack.http.api(await stack.http.newKey('steady-account'));
+    expect((await steadyAccount('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/steady` })).status).toBe(201);
+    for (let i = 0; i < 200; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          stack.http.internal('POST', '/accounts/steady-account/contacts/sync', { phone: `+1415667${String(i + j).padStart(4, '0')}`, source: 'crm' }),
+        ),
+      );
+    } // 20 POSTs a second: a 10 s backlog
+    await waitUntil(() => stack.received('/steady').length >= 20, 15_000);
+
+    // 8 hooks that take 1,000 POSTs a second each, and 150 new contacts at once: 1,200 deliveries
+    // due together, far more than the workers' 16 slots send in a second.
+    const burst = stack.http.api(await stack.http.newKey('burst-account'));
+    const paths = Array.from({ length: 8 }, (_, i) => `/burst${i}`);
+    for (const path of paths) {
+      expect((await burst('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}${path}`, max_per_second: 1000 })).status).toBe(201);
+    }
+    for (let i = 0; i < 150; i += 25) {
+      await Promise.all(Array.from({ length: 25 }, (_, j) => burst('POST', '/contacts', { phone: `+1415668${String(i + j).padStart(4, '0')}` })));
+    }
+    const burstArrivals = () => stack.receiver.requests.filter((request) => paths.includes(request.path)).map((request) => request.receivedAt);
+    await waitUntil(() => burstArrivals().length >= 1_200, 60_000);
+
+    // The window: the burst's first to last receipt, while the paced target still had a backlog.
+    const steady = stack.received('/steady').map((request) => request.receivedAt);
+    const from = Math.min(...burstArrivals());
+    const to = Math.min(Math.max(...burstArrivals()), Math.max(...steady));
+    const steadyDuring = steady.filter((at) => at >= from && at <= to).length;
+    const atPace = ((to - from) / 1000) * 20;
+    console.info(
+      `[fairness ${mode}] during ${to - from} ms of another account's 1,200-delivery burst the paced target got ${steadyDuring} POSTs; its pace allows ${atPace.toFixed(1)}`,
+    );
+    // Served first come, first served, the paced target's due deliveries wait behind the burst's
+    // and it gets about a quarter of its pace; in turns, close to all of it.
+    expect(steadyDuring).toBeGreaterThanOrEqual(0.75 * atPace);
   });
 });
