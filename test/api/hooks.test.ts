@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { newKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
@@ -173,6 +174,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
       const created = [];
       for (const event of ['missed_call', 'new_contact', 'new_conversation']) {
         created.push((await c.subscribe({ event, target_url: `${TARGET}/${event}` })).json());
+        await sleep(5); // PGlite's clock ticks in milliseconds: hooks created within one are in no order
       }
       await sameAccount.subscribe({ event: 'new_contact', target_url: `${TARGET}/other` });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,6 +167,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const created = [];
       for (const source of ['zapier', 'make']) {
         created.push((await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/keys`, payload: { source, name: source } })).json());
+        await sleep(5); // PGlite's clock ticks in milliseconds: keys created within one are in no order
       }
       const response = await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` });
       expect(response.statusCode).toBe(200);
