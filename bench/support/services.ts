@@ -38,7 +38,9 @@ export function createServices(logDir: string, cpu: CpuMeter) {
   async function start(entry: 'web' | 'worker', env: Record<string, string>, label: string): Promise<Service> {
     started++;
     const log = join(logDir, `${String(started).padStart(2, '0')}-${label.replace(/\W+/g, '-').replace(/-$/, '')}.log`);
-    const options = { label, logFile: log };
+    // BENCH_CPU_PROF=<dir>: every service writes a V8 CPU profile there when it stops (node --cpu-prof).
+    const profileDir = process.env.BENCH_CPU_PROF;
+    const options = { label, logFile: log, ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${entry}-${started}.cpuprofile`] } : {}) };
     let launched: LaunchedProcess & { url?: string };
     if (entry === 'web') {
       launched = await launchWeb(env, options);

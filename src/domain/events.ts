@@ -24,5 +24,10 @@ export type PendingEvent =
   | { type: 'new_conversation' | 'missed_call'; data: ConversationData }
   | { type: 'new_contact'; data: NewContactData };
 
-/** The envelope every subscriber receives, exactly. */
-export const envelope = (type: EventType, data: unknown) => ({ event: type, data });
+/**
+ * The body every subscriber receives, exactly: `{"event": <type>, "data": {...}}`, around an
+ * event's data as stored (compact JSON, as JSON.stringify wrote it). It is the same text as
+ * JSON.stringify({ event, data }), built without parsing the data or serialising it again for
+ * each subscription.
+ */
+export const envelopeBody = (type: EventType, storedData: string) => `{"event":${JSON.stringify(type)},"data":${storedData}}`;

@@ -2,14 +2,12 @@
  * How fast one target may be sent to: the rules of the pacer, with no I/O. The Redis pacer runs
  * the same arithmetic in Lua (src/workers/redisPacer.ts), so one worker or ten pace alike.
  *
- * The limits are GCRA ("virtual scheduling"): a key keeps a theoretical arrival time (TAT), the
- * earliest time the next POST conforms; taking a slot takes the first conforming time at or
- * after now and moves the TAT one interval on. Two chains per target:
- * - the schedule (reserveSlot), taken when a delivery is queued, also under the (account, host)
- *   budget: it tells the delivery when to come back, so waiting holds no worker;
- * - the gate (gateSend), passed when the delivery comes back, just before it is sent: POSTs
- *   leave at least one interval after the last one that left, so deliveries that come back late
- *   together (a busy worker, a hold ending) never reach the target above its rate.
+ * One line per target URL, one gate. A delivery arriving at the gate for the first time takes a
+ * place at the end of its target's line (GCRA: the line's tail moves one interval on), within
+ * its (account, host) budget; it may leave at its place, and never sooner than one interval
+ * after the last departure. A departure due soon is granted and recorded; a delivery whose place
+ * is later waits for it (holding no worker) and passes the gate again then, keeping its place:
+ * a late wake delays it, and never spends a time nobody uses.
  */
 
 /** Zapier counts its per-user limit over five minutes; so does the (account, host) budget. */
@@ -19,8 +17,21 @@ export const MAX_RETRY_AFTER_MS = 10 * 60_000;
 /** A 429 or 503 without a usable Retry-After holds the target this long. */
 export const DEFAULT_RETRY_AFTER_MS = 1_000;
 
+/**
+ * A receiver counts arrivals in a sliding second of its own clock, and what lies between our
+ * gate and that clock (the claim's commit, a busy event loop, a TLS handshake, the network)
+ * delays some POSTs more than others. So the gate lets at most `rate` POSTs leave in any window
+ * of 1000 ms plus this allowance: arrivals may then differ in delay by up to this much and no
+ * second at the receiver holds more than `rate`, at 1/s as at 100/s. It costs the same share of
+ * the rate at every rate (1000 / 1080: 7%).
+ */
+export const JITTER_ALLOWANCE_MS = 80;
+
 export interface PaceLimits {
-  /** Spacing between POSTs to one target URL: 1000 / its rate per second. */
+  /**
+   * Spacing between departures to one target URL: the window (1000 ms + the jitter allowance)
+   * over the rate, so any `rate` consecutive departures span at least the window.
+   */
   targetIntervalMs: number;
   /** Steady spacing of an (account, host) budget: the window over the budget. */
   hostIntervalMs: number;
@@ -28,13 +39,16 @@ export interface PaceLimits {
   hostBurstMs: number;
 }
 
+export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
+  const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
+  return { targetIntervalMs: (1000 + JITTER_ALLOWANCE_MS) / perSecond, hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
+}
+
 /** What the pacer remembers of one target URL and one (account, host). */
 export interface PaceState {
-  /** Earliest conforming time of the next POST scheduled to the target URL. */
-  targetTat: number;
-  /** The end of the line at the gate: the time the next delivery to arrive there is given. */
-  sentTat: number;
-  /** When the last POST to the target URL left (the gate spaces departures from it). */
+  /** The end of the target's line: the place the next delivery to arrive is given. */
+  tail: number;
+  /** When the last POST to the target left. */
   lastSent: number;
   /** Nothing goes to the target before this (its last Retry-After). */
   holdUntil: number;
@@ -42,77 +56,72 @@ export interface PaceState {
   hostTat: number;
 }
 
-export const EMPTY_PACE_STATE: PaceState = { targetTat: 0, sentTat: 0, lastSent: 0, holdUntil: 0, hostTat: 0 };
+export const EMPTY_PACE_STATE: PaceState = { tail: 0, lastSent: 0, holdUntil: 0, hostTat: 0 };
 
 /**
- * POSTs leave 5% further apart than the rate allows: a receiver counts arrivals, in a sliding
- * window of its own, and what happens between our gate and its clock (a busy event loop, a TLS
- * handshake on a fresh connection) delays some POSTs more than others. With departures 5% apart,
- * arrivals may differ in delay by up to 50 ms before a second holds one more than the rate.
+ * A delivery whose departure comes within this long is given that departure outright: it waits
+ * for it in its worker and leaves without passing again. Passing again after each short wait
+ * would add the round trip and the worker's own lateness to every interval, and a paced
+ * target would lose a share of its rate to that under load.
  */
-export const RATE_MARGIN = 0.05;
-
-export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
-  const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
-  return { targetIntervalMs: (1000 / perSecond) * (1 + RATE_MARGIN), hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
-}
+export const SOON_MS = 250;
 
 /**
- * The schedule: the first time at or after `now` when one more POST conforms to both limits and
- * the target's hold, and the state once it is reserved. Undefined when that time is after
- * `latest` (the delivery would wait past DELIVERY_MAX_WAIT): nothing is reserved then.
+ * The gate. A delivery without a place takes one (the first conforming time at or after now
+ * under both limits and the hold); one with a place keeps it. It may leave at its place, or as
+ * soon after as the interval since the last departure and the hold allow: `at`. When `at` is
+ * within SOON_MS, the departure is its own (recorded: the next one leaves an interval after it);
+ * later, it comes back then, keeping its place. Undefined when `at` comes after `latest` (it would
+ * wait past DELIVERY_MAX_WAIT): nothing is taken then.
  */
-export function reserveSlot(
+export function passGate(
   now: number,
   state: PaceState,
   limits: PaceLimits,
   latest: number,
-): { slot: number; next: PaceState } | undefined {
-  const slot = Math.max(now, state.targetTat, state.holdUntil, state.hostTat - limits.hostBurstMs);
-  if (slot > latest) return undefined;
-  return {
-    slot,
-    next: { ...state, targetTat: slot + limits.targetIntervalMs, hostTat: Math.max(state.hostTat, slot) + limits.hostIntervalMs },
-  };
-}
-
-/**
- * The gate: when a delivery whose scheduled time has come may leave. POSTs to one target leave
- * at least an interval apart, counted from the last one that actually left (`lastSent`), so
- * deliveries that come back late together never leave together, and a late one never makes a
- * later one leave early: whatever a busy process or a hold delays, the target never sees more
- * than its rate in any second.
- *
- * A delivery arriving at the gate reserves the next time in line (`sentTat` moves on), so that
- * deliveries waiting for one target wake one after another rather than all at once. One that
- * holds a time already (`taken`, from an earlier run) keeps its place: it leaves at that time,
- * or as soon after it as the interval since the last departure and any hold allow. A late wake
- * (a busy process, an imprecise timer) therefore delays a delivery, and never spends a time
- * nobody uses. Leaving now records the departure. Undefined when the time is after `latest`.
- */
-export function gateSend(
-  now: number,
-  state: PaceState,
-  limits: PaceLimits,
-  latest: number,
-  taken?: number,
-): { at: number; next: PaceState } | undefined {
-  const earliest = Math.max(now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
-  const place = taken ?? Math.max(earliest, state.sentTat);
-  const at = Math.max(earliest, place);
+  place?: number,
+): { at: number; place: number; departs: boolean; next: PaceState } | undefined {
+  let next = state;
+  if (place === undefined) {
+    place = Math.max(now, state.tail, state.holdUntil, state.hostTat - limits.hostBurstMs);
+    next = { ...state, tail: place + limits.targetIntervalMs, hostTat: Math.max(state.hostTat, place) + limits.hostIntervalMs };
+  }
+  const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
-  const next = taken === undefined ? { ...state, sentTat: place + limits.targetIntervalMs } : state;
-  return { at, next: at <= now ? { ...next, lastSent: now } : next };
+  const departs = at <= now + SOON_MS;
+  return { at, place, departs, next: departs ? { ...next, lastSent: at } : next };
 }
 
 /**
- * Fairness between accounts, for when more deliveries are due than the workers can send at once.
- * A delivery's turn is its place among its account's deliveries scheduled within the same
- * second (1, 2, 3, …), and due deliveries run in order of turn. An account whose burst puts
- * 3,000 deliveries in one second takes turns 1 to 3,000; another account's 20 in that second
- * take turns 1 to 20, so they go out among the burst's first, not behind all of it.
+ * Fairness between accounts, for when more deliveries are due than a process can send at once.
+ * A delivery's turn is its place among its account's deliveries due within the same second
+ * (1, 2, 3, …), and due deliveries run in order of turn. An account whose burst puts 3,000
+ * deliveries in one second takes turns 1 to 3,000; another account's 20 in that second take
+ * turns 1 to 20, so they go out among the burst's first, not behind all of it.
  */
 export const TURN_WINDOW_MS = 1000;
+
+/**
+ * Counts turns: each call gives the next turn of `accountId` in the second of `dueAt`. Seconds
+ * already past at `now` are forgotten, once a second, so the counts stay bounded.
+ */
+export function createTurnCounter() {
+  const taken = new Map<string, { second: number; turns: number }>();
+  let sweptAt = 0;
+  return (accountId: string, dueAt: number, now: number) => {
+    const current = Math.floor(now / TURN_WINDOW_MS);
+    if (current > sweptAt) {
+      for (const [key, count] of taken) if (count.second < current) taken.delete(key);
+      sweptAt = current;
+    }
+    const second = Math.floor(dueAt / TURN_WINDOW_MS);
+    const key = `${second} ${accountId}`;
+    const count = taken.get(key) ?? { second, turns: 0 };
+    count.turns++;
+    taken.set(key, count);
+    return count.turns;
+  };
+}
 
 /**
  * How long a target asked us to stay away, from a 429 or 503 answer's Retry-After: delay

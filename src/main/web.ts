@@ -3,17 +3,18 @@ import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { bullBoard } from '../api/bullBoard.js';
-import { createBullProducer, QUEUE_NAMES } from '../queue/bullmq.js';
+import { QUEUE_NAMES } from '../queue/bullmq.js';
+import { createRedisNewEvents, type NewEventsSignal } from '../queue/newEvents.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
-import type { EventJob } from '../workers/jobs.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createServices } from '../services/index.js';
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
- * The web process. With REDIS_URL it only produces jobs (workers deliver); without it, the
- * embedded default, it also runs the delivery engine in-process.
+ * The web process. With REDIS_URL it only produces work: committed events in the outbox, and a
+ * ring on Redis that workers fan them out now; without it, the embedded default, it also runs
+ * the delivery engine in-process.
  */
 async function main(config: Config) {
   if (config.REDIS_URL && !config.DATABASE_URL) {
@@ -23,13 +24,13 @@ async function main(config: Config) {
   const { store, advertise } = await openStore(config, log);
   const metrics = createMetrics();
 
-  let queue;
+  let newEvents: NewEventsSignal;
   let admin;
   let rateLimitRedis: Redis | undefined;
   let stopEmbeddedEngine = async () => {};
   if (config.REDIS_URL) {
     const redis = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
-    queue = createBullProducer<EventJob>(redis, 'events', { log, failFast: true });
+    newEvents = createRedisNewEvents(redis, log);
     admin = bullBoard({ ...redis, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
     // Fail fast, like the producer: a request never waits on Redis for its rate-limit count.
     rateLimitRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
@@ -37,15 +38,15 @@ async function main(config: Config) {
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config));
-    queue = engine.events;
+    newEvents = engine.newEvents;
     stopEmbeddedEngine = async () => {
       await maintenance.stop();
       await engine.stop();
     };
   }
 
-  metrics.watchQueues({ events: queue });
-  const services = createServices({ store, queue, config, log });
+  metrics.watchQueues({ outbox: store.events });
+  const services = createServices({ store, newEvents, config, log });
   const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
@@ -57,7 +58,7 @@ async function main(config: Config) {
     // when closing began are closed as soon as they go idle, instead of after their timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
-    if (config.REDIS_URL) await queue.close();
+    await newEvents.close();
     rateLimitRedis?.disconnect();
     await stopEmbeddedEngine(); // embedded: lets running deliveries finish
     await store.close();

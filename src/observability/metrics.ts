@@ -1,8 +1,13 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** What the queue gauges read at scrape time; a queue this process does not see is left out. */
-interface QueueCounts {
-  counts(): Promise<{ ready: number; waiting: number }>;
+/** What the gauges read at scrape time; what a process does not have is left out. */
+interface Watched {
+  /** The events not yet fanned out (src/storage/events.ts). */
+  outbox?: { outbox(): Promise<{ depth: number; oldestSeconds: number }> };
+  /** The process's local queue of deliveries. */
+  local?: { counts(): { ready: number; waiting: number } };
+  /** Deliveries parked for a later time (BullMQ's delayed jobs). */
+  delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
 }
 
 /**
@@ -11,15 +16,11 @@ interface QueueCounts {
  */
 export function createMetrics() {
   const registry = new Registry();
-  const watched: { events?: QueueCounts; deliveries?: QueueCounts } = {};
-  const total = async (queue: QueueCounts | undefined) => {
-    const counts = await queue?.counts();
-    return counts && counts.ready + counts.waiting;
-  };
+  const watched: Watched = {};
   return {
     registry,
-    /** Points the queue gauges at this process's queues. */
-    watchQueues(queues: { events?: QueueCounts; deliveries?: QueueCounts }) {
+    /** Points the gauges at what this process has. */
+    watchQueues(queues: Watched) {
       Object.assign(watched, queues);
     },
     httpDuration: new Histogram({
@@ -54,20 +55,21 @@ export function createMetrics() {
     }),
     queueDepth: new Gauge({
       name: 'event_queue_depth',
-      help: 'Events waiting to be fanned out or being fanned out',
+      help: 'Events in the outbox waiting to be fanned out',
       registers: [registry],
       async collect() {
-        const depth = await total(watched.events).catch(() => Number.NaN);
-        if (depth !== undefined) this.set(depth);
+        const outbox = await watched.outbox?.outbox().catch(() => ({ depth: Number.NaN }));
+        if (outbox) this.set(outbox.depth);
       },
     }),
     deliveriesWaiting: new Gauge({
       name: 'webhook_deliveries_waiting_for_slot',
-      help: 'Deliveries waiting for their slot at a paced or held target (delayed jobs)',
+      help: "Deliveries waiting for their time at a paced or held target: this process's timers, and the delayed jobs of all",
       registers: [registry],
       async collect() {
-        const counts = await watched.deliveries?.counts().catch(() => ({ ready: Number.NaN, waiting: Number.NaN }));
-        if (counts) this.set(counts.waiting);
+        if (!watched.local && !watched.delayed) return;
+        const delayed = await watched.delayed?.counts().catch(() => ({ ready: Number.NaN, waiting: Number.NaN }));
+        this.set((watched.local?.counts().waiting ?? 0) + (delayed?.waiting ?? 0));
       },
     }),
   };

@@ -1,21 +1,18 @@
-import { DelayedError, Queue, Worker, type JobsOptions } from 'bullmq';
+import { Queue, Worker, type JobsOptions } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { JobHandler, JobQueue } from './jobQueue.js';
+import type { DelayQueue } from './jobQueue.js';
 
-/** `events`: one fan-out job per event; `deliveries`: one job per (event, subscription). */
-export const QUEUE_NAMES = ['events', 'deliveries'] as const;
+/** `deliveries`: deliveries waiting for a later time at their target, one job per wait. */
+export const QUEUE_NAMES = ['deliveries'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
-/**
- * What Redis keeps for operators (Bull Board): the latest completed jobs and the latest failed
- * ones, both capped. A kept job blocks re-adding its id, which is why the relay uses restore().
- */
 const JOB_OPTIONS: JobsOptions = {
-  // One run per job: recovery comes from the outbox relay and from retrying inside the job
-  // before its claim, never from re-running a job that may have sent.
   attempts: 1,
-  removeOnComplete: { age: 3_600, count: 1_000 },
+  // A job only hands its delivery to a worker's local queue when its time comes; the delivery
+  // log says what became of it, so a completed job is worth nothing to keep. Failed ones are
+  // kept for operators, capped.
+  removeOnComplete: true,
   removeOnFail: { count: 1_000 },
 };
 
@@ -27,10 +24,6 @@ const JOB_OPTIONS: JobsOptions = {
  */
 export const WAKE_EARLY_MS = 100;
 const delayUntil = (runAt: number) => Math.max(0, runAt - WAKE_EARLY_MS - Date.now());
-
-/** BullMQ takes priorities up to 2^21 - 1; further back than that is still the back of the line. */
-const LOWEST_PRIORITY = 2 ** 21 - 1;
-const bullPriority = (priority: number) => Math.min(Math.max(1, Math.round(priority)), LOWEST_PRIORITY);
 
 export interface BullSettings {
   redisUrl: string;
@@ -54,39 +47,25 @@ export function redisOptions(url: string): RedisOptions {
 }
 
 /**
- * A producer. `failFast` (the web process) gives up at once when Redis is away, so requests
- * never wait on Redis: the outbox keeps what could not be enqueued. A worker's producer waits.
+ * A producer. `failFast` gives up at once when Redis is away; a worker's producer waits for it.
  */
 export function createBullProducer<Data>(
   { redisUrl, prefix }: BullSettings,
   name: QueueName,
   { log, failFast }: { log: Logger; failFast: boolean },
-): JobQueue<Data> {
+): DelayQueue<Data> {
   const connection = failFast
     ? { ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 }
     : { ...redisOptions(redisUrl), maxRetriesPerRequest: null };
   const queue = new Queue<Data>(name, { connection, prefix });
   // Failed commands reject to their caller; this is the connection's own reporting.
   queue.on('error', (error) => log.warn({ err: error, queue: name }, 'queue connection problem'));
-  const toBulk = (jobs: Parameters<JobQueue<Data>['add']>[0]) =>
-    jobs.map((job) => ({
-      name,
-      data: job.data,
-      opts: { ...JOB_OPTIONS, jobId: job.id, delay: job.runAt === undefined ? undefined : delayUntil(job.runAt), priority: job.priority === undefined ? undefined : bullPriority(job.priority) },
-    }));
   return {
     async add(jobs) {
+      if (jobs.length === 0) return;
+      const bulk = jobs.map((job) => ({ name, data: job.data, opts: { ...JOB_OPTIONS, jobId: job.id, delay: delayUntil(job.runAt) } }));
       // BullMQ's typings want the job name as a literal of its NameType; ours is the queue's name.
-      if (jobs.length > 0) await queue.addBulk(toBulk(jobs) as never);
-    },
-    async restore(jobs) {
-      const states = await Promise.all(jobs.map((job) => queue.getJobState(job.id)));
-      const finished = (i: number) => states[i] === 'completed' || states[i] === 'failed';
-      // A finished job kept for operators still holds its id; remove it so the id can be added again.
-      await Promise.all(jobs.map((job, i) => (finished(i) ? queue.remove(job.id) : undefined)));
-      const missing = jobs.filter((_, i) => finished(i) || states[i] === 'unknown');
-      if (missing.length > 0) await queue.addBulk(toBulk(missing) as never);
-      return missing.length;
+      await queue.addBulk(bulk as never);
     },
     async counts() {
       const counts = await queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');
@@ -100,47 +79,30 @@ export function createBullProducer<Data>(
 }
 
 /**
- * A consumer. It waits for Redis when Redis is away (retries forever). A stalled job (worker
- * killed, loop blocked) is run once more, so work not yet claimed still happens; the claims keep
- * what was already sent from being sent again. A job that answers "not yet" moves to delayed and
- * holds no worker slot while it waits.
+ * A consumer. It waits for Redis when Redis is away (retries forever). `take` hands a due job's
+ * data over (to the worker's local queue); a job run twice (stalled) is handed over twice, and
+ * the delivery's claim keeps it to one POST.
  */
 export function startBullWorker<Data>(
   { redisUrl, prefix }: BullSettings,
   name: QueueName,
-  handler: JobHandler<Data>,
+  take: (data: Data) => Promise<void>,
   options: { concurrency: number; lockMs: number; log: Logger },
 ) {
-  const closing = new AbortController();
-  const worker = new Worker<Data>(
-    name,
-    async (job, token) => {
-      const result = await handler(job.data, closing.signal);
-      if (!result) return;
-      await job.updateData(result.data);
-      // Set on the running job, the priority is the one it takes in line when its delay ends.
-      if (result.priority !== undefined) await job.changePriority({ priority: bullPriority(result.priority) });
-      await job.moveToDelayed(Date.now() + delayUntil(result.runAt), token);
-      throw new DelayedError();
-    },
-    {
-      connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
-      prefix,
-      concurrency: options.concurrency,
-      lockDuration: options.lockMs,
-      stalledInterval: options.lockMs,
-      maxStalledCount: 1,
-    },
-  );
+  const worker = new Worker<Data>(name, async (job) => take(job.data), {
+    connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
+    prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockMs,
+    stalledInterval: options.lockMs,
+    maxStalledCount: 1,
+  });
   worker.on('error', (error) => options.log.warn({ err: error, queue: name }, 'worker connection problem; waiting for Redis'));
   worker.on('failed', (job, error) =>
-    options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the outbox relay restores it if its work is not done'),
+    options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the outbox relay restores its delivery when it is overdue'),
   );
   return {
-    /** Stops retry loops, takes no new jobs, and waits for the running ones. */
-    async close() {
-      closing.abort();
-      await worker.close();
-    },
+    /** Takes no new jobs and waits for the running ones. */
+    close: () => worker.close(),
   };
 }

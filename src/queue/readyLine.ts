@@ -1,12 +1,10 @@
-import type { Job } from './jobQueue.js';
-
 /**
- * The embedded queue's ready jobs in BullMQ's order: by priority (none before any, then 1, 2, …),
- * first in first out within one. A binary heap on (priority, arrival), so a burst of one account's
- * jobs costs each of them log n, and a job of another account still goes to the front at once.
+ * The local queue's ready jobs in order: by rank (lower first), first in first out within one.
+ * A binary heap on (rank, arrival), so a burst of one account's jobs costs each of them log n,
+ * and a job of another account still goes to the front at once.
  */
-export function createReadyLine<Data>() {
-  const heap: { job: Job<Data>; rank: number; seq: number }[] = [];
+export function createReadyLine<Item>() {
+  const heap: { item: Item; rank: number; seq: number }[] = [];
   let arrivals = 0;
   const before = (a: number, b: number) => heap[a]!.rank < heap[b]!.rank || (heap[a]!.rank === heap[b]!.rank && heap[a]!.seq < heap[b]!.seq);
   const swap = (a: number, b: number) => ([heap[a], heap[b]] = [heap[b]!, heap[a]!]);
@@ -15,15 +13,15 @@ export function createReadyLine<Data>() {
     get size() {
       return heap.length;
     },
-    push(job: Job<Data>) {
-      heap.push({ job, rank: job.priority ?? 0, seq: arrivals++ });
+    push(item: Item, rank: number) {
+      heap.push({ item, rank, seq: arrivals++ });
       for (let i = heap.length - 1; i > 0 && before(i, (i - 1) >> 1); i = (i - 1) >> 1) swap(i, (i - 1) >> 1);
     },
-    /** The job to run next, or undefined when none is ready. */
-    shift(): Job<Data> | undefined {
+    /** The item to run next, or undefined when none is ready. */
+    shift(): Item | undefined {
       const first = heap[0];
       const last = heap.pop();
-      if (first === undefined || last === undefined || heap.length === 0) return first?.job;
+      if (first === undefined || last === undefined || heap.length === 0) return first?.item;
       heap[0] = last;
       for (let i = 0; ; ) {
         const left = 2 * i + 1;
@@ -31,7 +29,7 @@ export function createReadyLine<Data>() {
         let next = i;
         if (left < heap.length && before(left, next)) next = left;
         if (right < heap.length && before(right, next)) next = right;
-        if (next === i) return first.job;
+        if (next === i) return first.item;
         swap(i, next);
         i = next;
       }

@@ -4,7 +4,7 @@ import { InvalidInputError } from '../domain/errors.js';
 import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
 import type { ServiceDeps } from './index.js';
-import { publishEvents } from './publish.js';
+import { announceEvents } from './publish.js';
 
 export interface CallInput extends CallReport {
   conversation_id?: string | undefined;
@@ -14,7 +14,7 @@ export interface CallInput extends CallReport {
 }
 
 /** Finished calls, as telephony reports them. */
-export function callServices({ store, queue, config, log }: ServiceDeps) {
+export function callServices({ store, newEvents, config }: ServiceDeps) {
   return {
     /** Records a finished conversation and fires its events; a conversation reported twice fires once. */
     async report(accountId: string, call: CallInput) {
@@ -36,7 +36,7 @@ export function callServices({ store, queue, config, log }: ServiceDeps) {
         { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
         events,
       );
-      await publishEvents(queue, eventIds, log);
+      announceEvents(newEvents, eventIds);
       // No ids for events that should fire means the conversation was reported before.
       return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
     },

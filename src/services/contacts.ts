@@ -4,7 +4,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Caller } from '../storage/keys.js';
 import type { ServiceDeps } from './index.js';
-import { publishEvents } from './publish.js';
+import { announceEvents } from './publish.js';
 
 export interface UpsertAnswer {
   action: 'inserted' | 'updated' | 'skipped';
@@ -23,7 +23,7 @@ const shown = (contact: StoredContact) => ({
 });
 
 /** Contacts: the one upsert (public API and CRM sync alike), reading one, and owner edits. */
-export function contactServices({ store, queue, config, log }: ServiceDeps) {
+export function contactServices({ store, newEvents, config }: ServiceDeps) {
   /**
    * The one upsert path: the public API (source = the key's label) and every CRM sync (source =
    * the CRM) come through here, so owner edits and matching hold the same for both.
@@ -36,7 +36,7 @@ export function contactServices({ store, queue, config, log }: ServiceDeps) {
       return { action: 'skipped', contact_id: contactId ?? null, reason: valid.skip };
     }
     const result = await store.contacts.upsert(accountId, valid, source);
-    await publishEvents(queue, result.eventIds, log);
+    announceEvents(newEvents, result.eventIds);
     return result.action === 'skipped'
       ? { action: 'skipped', contact_id: result.contactId, reason: result.reason }
       : { action: result.action, contact_id: result.contactId };

@@ -1,8 +1,7 @@
 import type { BaseLogger } from 'pino';
 import type { Config } from '../config.js';
-import type { JobQueue } from '../queue/jobQueue.js';
+import type { NewEventsSignal } from '../queue/newEvents.js';
 import type { Store } from '../storage/store.js';
-import type { EventJob } from '../workers/jobs.js';
 import { callServices } from './calls.js';
 import { contactServices } from './contacts.js';
 import { eventServices } from './events.js';
@@ -12,11 +11,11 @@ import { keyServices } from './keys.js';
 /** The log lines use cases write; a pino logger, and Fastify's, fit. */
 export type ServiceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 
-/** What the use cases run on: storage, the events queue, the settings they read, a log. */
+/** What the use cases run on: storage, the new-events signal, the settings they read, a log. */
 export interface ServiceDeps {
   store: Store;
-  /** Where new events are handed over; absent in a process with no queue (the CLI): they wait in the outbox. */
-  queue: JobQueue<EventJob> | undefined;
+  /** Rung when events are committed; absent in a process without one (the CLI): the server's fan-out polls. */
+  newEvents: NewEventsSignal | undefined;
   config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY'>;
   log: ServiceLog;
 }
@@ -33,9 +32,9 @@ export function createServices(deps: ServiceDeps) {
     hooks: hookServices(deps),
     events: eventServices(deps),
     calls: callServices(deps),
-    /** Whether storage and the queue answer (readiness). */
+    /** Whether storage and the queue's Redis answer (readiness). */
     async readiness() {
-      const checks = await Promise.allSettled([deps.store.ping(), deps.queue?.ping()]);
+      const checks = await Promise.allSettled([deps.store.ping(), deps.newEvents?.ping()]);
       const [storage, queue] = checks.map((check) => (check.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const)));
       return { ready: storage === 'ok' && queue === 'ok', storage: storage!, queue: queue! };
     },

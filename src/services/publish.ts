@@ -1,17 +1,10 @@
-import type { JobQueue } from '../queue/jobQueue.js';
-import type { EventJob } from '../workers/jobs.js';
-import type { ServiceLog } from './index.js';
+import type { NewEventsSignal } from '../queue/newEvents.js';
 
 /**
- * Hands committed events to the queue right away. A failure here loses nothing: the events are
- * in the outbox and the relay enqueues them once the queue is back (or, in a process without a
- * queue, from a worker or the embedded process).
+ * Tells the fan-out that committed events wait in the outbox, so it takes them now rather than
+ * at its next poll. Nothing can be lost here: the events are committed already, and a process
+ * without the signal (the CLI) leaves them for the server's poll.
  */
-export async function publishEvents(queue: JobQueue<EventJob> | undefined, eventIds: string[], log: ServiceLog) {
-  if (eventIds.length === 0 || !queue) return;
-  try {
-    await queue.add(eventIds.map((eventId) => ({ id: eventId, data: { eventId } })));
-  } catch (error) {
-    log.warn({ err: error, events: eventIds.length }, 'queue unavailable; events stay in the outbox for the relay');
-  }
+export function announceEvents(newEvents: NewEventsSignal | undefined, eventIds: string[]) {
+  if (eventIds.length > 0) newEvents?.notify();
 }

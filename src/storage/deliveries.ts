@@ -1,13 +1,15 @@
 import type { DeliveryStatus } from '../domain/delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { Sql } from './database.js';
-import { NIL_UUID, type OutboxCursor, type QueuedDelivery } from './events.js';
+import type { QueuedDelivery } from './events.js';
 
-/** What a claimed delivery needs to be sent: the event and the subscription's secret. */
+/** What a claimed delivery needs to be sent: the event (its data as stored JSON text) and the subscription's secret. */
 export interface ClaimedDelivery {
+  delivery_id: string;
   event_id: string;
   event_type: EventType;
-  data: Record<string, unknown>;
+  /** The event's data exactly as stored: the envelope is built around it, never re-serialised. */
+  data: string;
   secret: string;
   target_url: string;
   hook_id: string;
@@ -17,81 +19,98 @@ export interface ClaimedDelivery {
 
 export type DeliveryOutcome = {
   status: Exclude<DeliveryStatus, 'queued' | 'sending' | 'expired' | 'unknown'>;
-  responseStatus?: number;
-  error?: string;
+  responseStatus?: number | undefined;
+  error?: string | undefined;
   durationMs: number;
 };
 
+/**
+ * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
+ * one statement and one commit (src/workers/groupCommit.ts); a batch of one is a batch too.
+ */
 export function deliveryQueries(db: Sql) {
   return {
     /**
-     * Claims a queued delivery just before its POST: `queued` becomes `sending` once, whichever
-     * worker, stalled job or relayed copy asks, so only one ever sends (at most once). It only
-     * succeeds while the subscription and its key are live. `token` names the claimant: the same
-     * claimant asking again (its first answer was lost with the connection) gets its claim back.
+     * Claims queued deliveries just before their POSTs: `queued` becomes `sending` once, whichever
+     * worker, repeated job or relayed copy asks, so only one ever sends (at most once). Only while
+     * the subscription and its key are live. `token` names the claimant: asking again with the same
+     * token (the first answer was lost with the connection) gives its claims back. Returns the
+     * deliveries claimed; one missing was claimed before, or its subscription or key is gone.
      */
-    async claim(deliveryId: string, token: string): Promise<ClaimedDelivery | undefined> {
+    async claim(deliveryIds: string[], token: string): Promise<ClaimedDelivery[]> {
       const { rows } = await db.query<ClaimedDelivery>(
         `UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM hooks h, api_keys k, events e
-         WHERE d.id = $1 AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+         WHERE d.id = ANY($1::uuid[]) AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
            AND h.id = d.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id
-         RETURNING d.event_id, e.event_type, e.data, h.secret, h.target_url, h.id AS hook_id, d.queued_at, d.attempted_at`,
-        [deliveryId, token],
+         RETURNING d.id AS delivery_id, d.event_id, e.event_type, e.data::text AS data, h.secret, h.target_url, h.id AS hook_id,
+           d.queued_at, d.attempted_at`,
+        [deliveryIds, token],
       );
-      return rows[0];
+      return rows;
     },
 
     /**
-     * Drops a queued delivery whose subscription or key is gone (unsubscribed, 410, revoked), so
-     * the relay stops restoring it. A claimed one is never touched.
+     * Drops queued deliveries whose subscription or key is gone (unsubscribed, 410, revoked), so
+     * the relay stops restoring them. A claimed one is never touched.
      */
-    async dropUnclaimable(deliveryId: string) {
+    async dropUnclaimable(deliveryIds: string[]) {
       await db.query(
-        `DELETE FROM deliveries d WHERE d.id = $1 AND d.status = 'queued' AND NOT EXISTS (
+        `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND d.status = 'queued' AND NOT EXISTS (
            SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id
            WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)`,
-        [deliveryId],
+        [deliveryIds],
       );
     },
 
-    /** The outcome of a claimed delivery's POST. */
-    async record(deliveryId: string, outcome: DeliveryOutcome) {
+    /** The outcomes of claimed deliveries' POSTs. */
+    async record(outcomes: (DeliveryOutcome & { deliveryId: string })[]) {
       await db.query(
-        `UPDATE deliveries SET status = $2, response_status = $3, error = $4, duration_ms = $5 WHERE id = $1 AND status = 'sending'`,
-        [deliveryId, outcome.status, outcome.responseStatus ?? null, outcome.error ?? null, outcome.durationMs],
+        `UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
+         FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms)
+         WHERE d.id = v.id AND d.status = 'sending'`,
+        [
+          outcomes.map((o) => o.deliveryId),
+          outcomes.map((o) => o.status),
+          outcomes.map((o) => o.responseStatus ?? null),
+          outcomes.map((o) => o.error ?? null),
+          outcomes.map((o) => Math.round(o.durationMs)),
+        ],
+      );
+    },
+
+    /** Queued deliveries that got no time within DELIVERY_MAX_WAIT: never sent. */
+    async expire(deliveryIds: string[]) {
+      await db.query(`UPDATE deliveries SET status = 'expired' WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [deliveryIds]);
+    },
+
+    /**
+     * Queued deliveries that wait for a later time (epoch ms): the relay leaves each alone until
+     * `relayAt`, when it should have been sent.
+     */
+    async postpone(entries: { deliveryId: string; relayAt: number }[]) {
+      await db.query(
+        `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0)
+         FROM unnest($1::uuid[], $2::float8[]) AS v(id, relay_at) WHERE d.id = v.id AND d.status = 'queued'`,
+        [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt)],
       );
     },
 
     /**
-     * Gives a claim back before anything was sent: to `queued` (it waits for its time at the
-     * gate, and is claimed again then) or `expired`. Only the claimant calls this.
+     * Takes up to `limit` overdue queued deliveries (whoever should have sent them died, or lost
+     * them), oldest first, for `leaseMs`: another relay leaves them alone meanwhile. Returns what
+     * their jobs carry.
      */
-    async giveBack(deliveryId: string, status: 'queued' | 'expired') {
-      await db.query(`UPDATE deliveries SET status = $2, attempted_at = NULL, claim_token = NULL WHERE id = $1 AND status = 'sending'`, [
-        deliveryId,
-        status,
-      ]);
-    },
-
-    /** A queued delivery that could not get a slot within DELIVERY_MAX_WAIT: never sent. */
-    async expire(deliveryId: string) {
-      await db.query(`UPDATE deliveries SET status = 'expired' WHERE id = $1 AND status = 'queued'`, [deliveryId]);
-    },
-
-    /**
-     * Queued deliveries older than `olderThanMs`, oldest first, from after `cursor`, with what
-     * their jobs carry: the relay pages through all of them to restore lost jobs.
-     */
-    async listQueued(olderThanMs: number, cursor: OutboxCursor | undefined, limit: number) {
-      const { rows } = await db.query<QueuedDelivery & { at: string }>(
-        `SELECT d.id AS delivery_id, d.queued_at::text AS at, h.account_id, h.target_url, h.max_per_second, d.queued_at
-         FROM deliveries d JOIN hooks h ON h.id = d.hook_id
-         WHERE d.status = 'queued' AND d.queued_at < clock_timestamp() - make_interval(secs => $1)
-           AND (d.queued_at, d.id) > ($2::timestamptz, $3::uuid) ORDER BY d.queued_at, d.id LIMIT $4`,
-        [olderThanMs / 1000, cursor?.at ?? '-infinity', cursor?.id ?? NIL_UUID, limit],
+    async takeOverdue(limit: number, leaseMs: number) {
+      const { rows } = await db.query<QueuedDelivery>(
+        `UPDATE deliveries d SET relay_at = clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM hooks h
+         WHERE d.id IN (SELECT id FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp()
+                        ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+           AND h.id = d.hook_id
+         RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at`,
+        [limit, leaseMs],
       );
       return rows;
     },

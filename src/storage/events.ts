@@ -22,58 +22,48 @@ export function eventQueries(db: Sql) {
     },
 
     /**
-     * Fans an event out, once: marks it dispatched and creates one `queued` delivery for each
-     * subscription it goes to (its account's and type's, live, of a live key, existing when it
-     * fired), in one statement, so atomically. Returns those deliveries; none when the event was
-     * dispatched before (its queued deliveries are the relay's to restore) or does not exist.
+     * Fans out the oldest events not yet fanned out, up to `limit` of them, each once: marks them
+     * dispatched and creates one `queued` delivery for each subscription an event goes to (its
+     * account's and type's, live, of a live key, existing when it fired), in one statement, so
+     * atomically and with one commit for the whole batch. Events another process is fanning out
+     * are skipped. Each delivery is the caller's to send until `leaseMs` from now; past that, the
+     * relay hands it to a worker (src/workers/outboxRelay.ts). Returns how many events it took,
+     * and their deliveries in the events' order.
      */
-    async dispatch(eventId: string): Promise<QueuedDelivery[]> {
-      const { rows } = await db.query<QueuedDelivery>(
-        `WITH event AS (
-           UPDATE events SET dispatched_at = clock_timestamp() WHERE id = $1 AND dispatched_at IS NULL
-           RETURNING id, account_id, event_type, created_at),
+    async fanOut(limit: number, leaseMs: number): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
+      const { rows } = await db.query<(QueuedDelivery | { delivery_id: null }) & { event_id: string }>(
+        `WITH picked AS (
+           SELECT id, account_id, event_type, created_at FROM events WHERE dispatched_at IS NULL
+           ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+         marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id),
          queued AS (
-           INSERT INTO deliveries (id, event_id, hook_id, status)
-           SELECT gen_random_uuid(), event.id, h.id, 'queued' FROM event
-           JOIN hooks h ON h.account_id = event.account_id AND h.event_type = event.event_type
-             AND h.deleted_at IS NULL AND h.created_at <= event.created_at
+           INSERT INTO deliveries (id, event_id, hook_id, status, relay_at)
+           SELECT gen_random_uuid(), p.id, h.id, 'queued', clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM picked p
+           JOIN hooks h ON h.account_id = p.account_id AND h.event_type = p.event_type
+             AND h.deleted_at IS NULL AND h.created_at <= p.created_at
            JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
            ON CONFLICT (event_id, hook_id) DO NOTHING
-           RETURNING id, hook_id, queued_at)
-         SELECT queued.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, queued.queued_at
-         FROM queued JOIN hooks h ON h.id = queued.hook_id ORDER BY h.created_at`,
-        [eventId],
+           RETURNING id, event_id, hook_id, queued_at)
+         -- One row per delivery, and one (without a delivery) per event that has none.
+         SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
+         FROM picked p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id
+         ORDER BY p.created_at, p.id, h.created_at`,
+        [limit, leaseMs],
       );
-      return rows;
+      const deliveries = rows.filter((row): row is QueuedDelivery & { event_id: string } => row.delivery_id !== null);
+      return { events: new Set(rows.map((row) => row.event_id)).size, deliveries };
     },
 
-    /**
-     * Events committed but not yet fanned out (Redis was away, a job failed, the process died),
-     * older than `olderThanMs`, oldest first, from after `cursor`: page through all of them.
-     */
-    async listUndispatched(olderThanMs: number, cursor: OutboxCursor | undefined, limit: number) {
-      const { rows } = await db.query<{ id: string; at: string }>(
-        `SELECT id, created_at::text AS at FROM events
-         WHERE dispatched_at IS NULL AND created_at < clock_timestamp() - make_interval(secs => $1)
-           AND (created_at, id) > ($2::timestamptz, $3::uuid) ORDER BY created_at, id LIMIT $4`,
-        [olderThanMs / 1000, cursor?.at ?? '-infinity', cursor?.id ?? NIL_UUID, limit],
+    /** The outbox: how many events wait to be fanned out, and for how long the oldest has. */
+    async outbox() {
+      const { rows } = await db.query<{ depth: number; oldest_seconds: number | null }>(
+        `SELECT count(*)::int AS depth, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest_seconds
+         FROM events WHERE dispatched_at IS NULL`,
       );
-      return rows;
+      return { depth: rows[0]!.depth, oldestSeconds: rows[0]!.oldest_seconds ?? 0 };
     },
   };
 }
-
-/**
- * Where a page of an outbox scan ended: the next page starts after this row. `at` is the row's
- * timestamp as PostgreSQL prints it, to the microsecond: a JS Date would cut it to the
- * millisecond, and a page of rows from one millisecond would then be read again forever.
- */
-export interface OutboxCursor {
-  at: string;
-  id: string;
-}
-
-export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** A queued delivery, with what pacing it needs. */
 export interface QueuedDelivery {

@@ -135,4 +135,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE deliveries ADD COLUMN claim_token uuid;
     `,
   },
+  {
+    version: 5,
+    name: 'overdue deliveries',
+    sql: `
+      -- When a queued delivery is overdue: the process that queued or parked it should have sent
+      -- it by then, so the relay hands it to a worker (it died, or its wake was lost). It replaces
+      -- walking every queued delivery: those waiting for a later time are not looked at.
+      ALTER TABLE deliveries ADD COLUMN relay_at timestamptz;
+      UPDATE deliveries SET relay_at = queued_at WHERE status = 'queued';
+      DROP INDEX deliveries_queued;
+      CREATE INDEX deliveries_overdue ON deliveries (relay_at) WHERE status = 'queued';
+    `,
+  },
 ];

@@ -1,17 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { envelope } from '../domain/events.js';
-import { isThrottled, retryAfterMs } from '../domain/pacing.js';
+import { createTurnCounter, isThrottled, retryAfterMs } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { JobHandler } from '../queue/jobQueue.js';
-import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js';
+import type { DelayQueue } from '../queue/jobQueue.js';
+import type { LocalJobHandler } from '../queue/localQueue.js';
+import type { DeliveryOutcome } from '../storage/deliveries.js';
 import type { Store } from '../storage/store.js';
-import type { InFlightLimits } from './inFlight.js';
+import { createDeliveryWrites } from './deliveryWrites.js';
 import type { DeliveryJob } from './jobs.js';
-import { gate, schedule, type PaceSettings } from './pace.js';
+import { passGate, type PaceSettings } from './pace.js';
 import type { Pacer } from './pacer.js';
 import type { PostOutcome, Poster } from './poster.js';
 import { untilDone } from './retry.js';
@@ -20,26 +19,25 @@ export interface DelivererDeps {
   store: Store;
   pacer: Pacer;
   poster: Poster;
-  inFlight: InFlightLimits;
   settings: PaceSettings;
   metrics: Metrics;
   log: Logger;
   /** SECRETS_KEY: opens signing secrets stored sealed. */
   secretsKey: Buffer | undefined;
+  /** Where a delivery waiting longer than NEAR_WAIT_MS is kept (BullMQ); absent: it waits on a timer here. */
+  delayQueue: DelayQueue<DeliveryJob> | undefined;
+  /** Aborts at shutdown: the engine's retried writes stop then. */
+  stopping: AbortSignal;
 }
 
 /**
- * A claimed delivery whose time at the gate is this close waits for it in its worker: a queue's
- * delayed job cannot land on the millisecond (BullMQ's come back up to WAKE_EARLY_MS early on
- * purpose), and a target's time is best spent on time. A longer wait (a hold, a bunch of late
- * deliveries) gives the claim back and waits as a job, keeping its place in line at the gate.
+ * A wait up to this long is spent on a timer in this process. A longer one is handed to the
+ * delay queue (it survives this process), and the relay is told to leave the delivery alone
+ * until a little after its time.
  */
-const LONGEST_WAIT_AT_GATE_MS = 250;
-const FIRST_DEFERRAL_MS = 50;
-const LONGEST_DEFERRAL_MS = 2_000;
-
-/** A delivery over an in-flight cap comes back later, a little later each time, never in step with others. */
-const deferral = (times: number) => Math.min(FIRST_DEFERRAL_MS * 2 ** (times - 1), LONGEST_DEFERRAL_MS) * (0.75 + Math.random() / 2);
+const NEAR_WAIT_MS = 1_000;
+/** A delivery not sent this long after its time is overdue: the relay takes it. */
+export const RELAY_GRACE_MS = 5_000;
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   if (posted.kind === 'response') {
@@ -50,92 +48,80 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
 };
 
 /**
- * The `deliveries` job, run by BullMQ workers and the embedded queue alike. It runs at its
- * scheduled time (waiting as a delayed job, holding no worker), steps aside while its account or
- * host has too much in flight, claims the delivery, passes the target's gate and sends its one
- * POST. The claim (queued -> sending, once) keeps delivery at most once however often this job
- * runs; the gate comes after it so that nothing between gate and wire (a slow claim) can bunch
- * POSTs. When the gate says "later", the claim is given back (nothing was sent) and the job
- * waits, unless "later" is a few ms. A 429 or 503 is recorded as failed, never retried, and
- * holds the target for its Retry-After.
+ * The one delivery handler, in every worker's and the embedded process's local queue. A delivery
+ * passes its target's gate (or waits for its place there, holding no worker), then is claimed
+ * and sent at once: the claim
+ * (queued -> sending, once) is the last step before the POST, so a crash can only leave
+ * `sending` what was on the wire, and every delivery only waiting goes back to the line. The
+ * claim keeps delivery at most once however often this runs. A 429 or 503 is recorded as
+ * failed, never retried, and holds the target for its Retry-After.
  */
-export function createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey }: DelivererDeps): JobHandler<DeliveryJob> {
-  const expire = async (deliveryId: string, claimed: boolean, signal: AbortSignal) => {
-    const context = { deliveryId };
-    if (claimed) await untilDone('expiry', () => store.deliveries.giveBack(deliveryId, 'expired'), signal, log, context);
-    else await untilDone('expiry', () => store.deliveries.expire(deliveryId), signal, log, context);
-    metrics.deliveries.inc({ outcome: 'expired' });
-  };
+export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler<DeliveryJob>; settled(): Promise<void> } {
+  const { store, pacer, poster, settings, metrics, log, secretsKey, delayQueue, stopping } = deps;
+  const writes = createDeliveryWrites(store, delayQueue, log, stopping);
+  const turnOf = createTurnCounter();
 
-  return async (job, signal) => {
+  /** A delivery whose place is later: a timer here when near, else the delay queue. */
+  async function waitForPlace(job: DeliveryJob & { dueAt: number }, signal: AbortSignal) {
+    const now = Date.now();
+    const waiting = { ...job, turn: turnOf(job.accountId, job.dueAt, now) };
+    if (job.dueAt - now <= NEAR_WAIT_MS) return { runAt: job.dueAt, data: waiting, priority: waiting.turn };
     const context = { deliveryId: job.deliveryId };
-    if (job.slot === undefined) {
-      // Restored by the relay: it was never scheduled, or its schedule was lost with its job. It
-      // ran ahead of the line (it has no turn yet, and it is the oldest work); a later time is
-      // waited for in its turn.
-      const scheduled = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, context);
-      if (scheduled.kind === 'expired') return expire(job.deliveryId, false, signal);
-      if (scheduled.runAt > Date.now()) return { runAt: scheduled.runAt, data: scheduled.job, priority: scheduled.turn };
-      job = scheduled.job;
-    }
+    await untilDone('postponing', () => writes.postpone.submit({ deliveryId: job.deliveryId, relayAt: job.dueAt + RELAY_GRACE_MS }), signal, log, context);
+    if (!writes.park) return { runAt: job.dueAt, data: waiting, priority: waiting.turn };
+    await untilDone('parking', () => writes.park!.submit({ id: `${job.deliveryId}.${job.place}`, data: waiting, runAt: job.dueAt }), signal, log, context);
+  }
 
-    const release = inFlight.tryAcquire(job.targetUrl, job.accountId, new URL(job.targetUrl).host);
-    if (!release) {
-      const deferrals = (job.deferrals ?? 0) + 1;
-      return { runAt: Date.now() + deferral(deferrals), data: { ...job, deferrals } };
-    }
-    try {
-      // One token for this run's claim, so retrying it after a lost answer finds the claim ours.
-      const token = randomUUID();
-      const claimed = await untilDone('claim', () => store.deliveries.claim(job.deliveryId, token), signal, log, context);
-      if (!claimed) {
-        // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
-        await store.deliveries
-          .dropUnclaimable(job.deliveryId)
-          .catch((error: unknown) => log.warn({ err: error, ...context }, 'could not drop an unclaimable delivery; the relay will try it again'));
-        return;
-      }
-      let gated = await untilDone('pacing', () => gate(pacer, job, settings), signal, log, context);
-      // A near time is waited for here, then passed again: the gate lets it leave only an
-      // interval after the last POST that left, however late this wake came.
-      while (gated.kind === 'wait' && gated.runAt - Date.now() <= LONGEST_WAIT_AT_GATE_MS) {
-        await sleep(Math.max(0, gated.runAt - Date.now()));
-        const waited = gated.job;
-        gated = await untilDone('pacing', () => gate(pacer, waited, settings), signal, log, context);
-      }
-      if (gated.kind === 'expired') return await expire(job.deliveryId, true, signal);
-      if (gated.kind === 'wait') {
-        await untilDone('giving a claim back', () => store.deliveries.giveBack(job.deliveryId, 'queued'), signal, log, context);
-        return { runAt: gated.runAt, data: gated.job };
-      }
-      await send(job.deliveryId, claimed, signal);
-    } finally {
-      release();
-    }
-  };
+  async function expire(deliveryId: string, signal: AbortSignal) {
+    await untilDone('expiry', () => writes.expire.submit(deliveryId), signal, log, { deliveryId });
+    metrics.deliveries.inc({ outcome: 'expired' });
+  }
 
-  async function send(deliveryId: string, claimed: ClaimedDelivery, signal: AbortSignal) {
+  /** Claims and sends; `posted()` is called as soon as the POST is over: it no longer counts as in flight. */
+  async function send(deliveryId: string, signal: AbortSignal, posted: () => void) {
+    const claimed = await writes.claim.submit(deliveryId);
+    if (!claimed) {
+      // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
+      await store.deliveries
+        .dropUnclaimable([deliveryId])
+        .catch((error: unknown) => log.warn({ err: error, deliveryId }, 'could not drop an unclaimable delivery; the relay will try it again'));
+      return;
+    }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
-    const body = JSON.stringify(envelope(claimed.event_type, claimed.data));
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'contact-hooks/1.0',
-      ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, body, Date.now() / 1000),
+      ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, claimed.body, Date.now() / 1000),
     };
-    const posted = await poster.post(claimed.target_url, body, headers);
-    if (posted.kind === 'response' && isThrottled(posted.status)) {
+    const answer = await poster.post(claimed.target_url, claimed.body, headers);
+    posted();
+    if (answer.kind === 'response' && isThrottled(answer.status)) {
       metrics.throttled.inc();
-      const holdMs = retryAfterMs(posted.retryAfter, Date.now());
+      const holdMs = retryAfterMs(answer.retryAfter, Date.now());
       await untilDone('target hold', () => pacer.hold(claimed.target_url, holdMs), signal, log, context);
     }
-    const outcome = toOutcome(posted);
-    await untilDone('recording', () => store.deliveries.record(deliveryId, outcome), signal, log, context);
-    if (posted.kind === 'response' && posted.status === 410) {
+    const outcome = toOutcome(answer);
+    await untilDone('recording', () => writes.record.submit({ deliveryId, ...outcome }), signal, log, context);
+    if (answer.kind === 'response' && answer.status === 410) {
       await store.hooks.deleteGone(claimed.hook_id).catch((error: unknown) => log.error({ err: error, ...context }, 'could not delete a hook its target called gone'));
     }
     metrics.deliveries.inc({ outcome: outcome.status });
-    metrics.deliveryDuration.observe(posted.durationMs / 1000);
-    log.info({ ...context, outcome: outcome.status, responseStatus: outcome.responseStatus, ms: posted.durationMs }, 'delivery');
+    metrics.deliveryDuration.observe(answer.durationMs / 1000);
+    log.info({ ...context, outcome: outcome.status, responseStatus: outcome.responseStatus, ms: answer.durationMs }, 'delivery');
   }
+
+  // The local queue runs this once the delivery has room under its in-flight caps (inFlight.ts),
+  // so a departure granted at the gate is one this process can make at once.
+  const deliver: LocalJobHandler<DeliveryJob> = async (job, signal, release) => {
+    // Woken a moment early (the delay queue wakes jobs early on purpose): wait the rest here.
+    if (job.dueAt !== undefined && job.dueAt > Date.now()) return { runAt: job.dueAt, data: job };
+    const gated = await untilDone('pacing', () => passGate(pacer, job, settings), signal, log, { deliveryId: job.deliveryId });
+    if (gated.kind === 'expired') return expire(job.deliveryId, signal);
+    if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
+    // A departure granted a moment ahead is waited for here, unclaimed: a crash now loses nothing.
+    if (gated.inMs > 0) await sleep(gated.inMs);
+    await send(job.deliveryId, signal, release);
+  };
+  return { deliver, settled: writes.settled };
 }

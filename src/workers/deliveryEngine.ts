@@ -1,22 +1,24 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
-import { createBullProducer, startBullWorker } from '../queue/bullmq.js';
-import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
-import type { JobQueue } from '../queue/jobQueue.js';
+import { createBullProducer, startBullWorker, type BullSettings } from '../queue/bullmq.js';
+import type { DelayQueue } from '../queue/jobQueue.js';
+import { createLocalQueue } from '../queue/localQueue.js';
+import { createLocalNewEvents, listenForNewEvents } from '../queue/newEvents.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
-import { createFanOut } from './fanOut.js';
+import { startFanOut } from './fanOut.js';
 import { createInFlightLimits, defaultInFlightLimits } from './inFlight.js';
-import type { DeliveryJob, EventJob } from './jobs.js';
+import type { DeliveryJob } from './jobs.js';
 import { startOutboxRelay } from './outboxRelay.js';
-import type { PaceSettings } from './pace.js';
 import { createLocalPacer, type Pacer } from './pacer.js';
 import { createPoster } from './poster.js';
 import { createRedisPacer } from './redisPacer.js';
 
-/** Fan-out is a few queries per event; this many at once keep the database busy enough. */
-const FAN_OUT_CONCURRENCY = 8;
+/** Delay-queue jobs handed over at once: each is only handed to the local queue. */
+const HAND_OVER_CONCURRENCY = 32;
+/** Fan-out keeps at most this many deliveries per concurrent POST ready in the local queue. */
+const READY_PER_SLOT = 4;
 
 export interface EngineDeps {
   config: Config;
@@ -25,9 +27,12 @@ export interface EngineDeps {
   log: Logger;
 }
 
-/** The delivery handler and what it sends with, as both modes build it around their pacer. */
-function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pacer) {
-  const settings: PaceSettings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
+/**
+ * The engine of one process, in either mode: fan-out from the outbox into a local queue, the one
+ * delivery handler behind it, and the relay of overdue deliveries. `delayQueue` keeps deliveries
+ * that wait long (BullMQ); without it they wait on timers in the process.
+ */
+function startEngine({ config, store, metrics, log }: EngineDeps, pacer: Pacer, delayQueue: DelayQueue<DeliveryJob> | undefined) {
   const poster = createPoster({
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
@@ -39,63 +44,65 @@ function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pace
     perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? defaults.perAccount,
     perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? defaults.perHost,
   });
-  const deliver = createDeliverer({ store, pacer, poster, inFlight, settings, metrics, log, secretsKey: config.SECRETS_KEY });
-  const fanOutTo = (deliveries: JobQueue<DeliveryJob>) => createFanOut({ store, pacer, deliveries, settings, metrics, log });
-  return { deliver, fanOutTo, poster };
-}
-
-/**
- * The embedded mode's engine, inside the web process: in-process queues and pacer, the same
- * handlers and relay as the workers. Returns the events queue the services produce to.
- */
-export function startEmbeddedEngine(deps: EngineDeps) {
-  const { config, store, metrics, log } = deps;
-  const pacer = createLocalPacer(config.DELIVERY_BUDGET_PER_HOST);
-  const delivery = createDelivery(deps, pacer);
-  const queueOptions = { capacity: config.EMBEDDED_QUEUE_CAPACITY, log };
-  const deliveries = createEmbeddedQueue(delivery.deliver, { ...queueOptions, concurrency: config.DELIVERY_CONCURRENCY, name: 'deliveries' });
-  const events: JobQueue<EventJob> = createEmbeddedQueue(delivery.fanOutTo(deliveries), {
-    ...queueOptions,
-    concurrency: FAN_OUT_CONCURRENCY,
-    name: 'events',
+  const stopping = new AbortController();
+  const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
+  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, delayQueue, stopping: stopping.signal });
+  const deliveries = createLocalQueue(deliverer.deliver, {
+    capacity: config.EMBEDDED_QUEUE_CAPACITY,
+    concurrency: config.DELIVERY_CONCURRENCY,
+    admission: inFlight,
+    log,
+    name: 'deliveries',
   });
-  metrics.watchQueues({ events, deliveries });
-  const relay = startOutboxRelay(store, { events, deliveries }, log);
+  const fanOut = startFanOut(store, deliveries, { readyLimit: READY_PER_SLOT * config.DELIVERY_CONCURRENCY, log });
+  const relay = startOutboxRelay(store, deliveries, log);
+  metrics.watchQueues({ outbox: store.events, local: deliveries, delayed: delayQueue });
   return {
-    events,
-    /** Stops taking work and lets running deliveries finish. */
+    deliveries,
+    wakeFanOut: fanOut.wake,
+    /** Takes no new work, lets the POSTs in flight finish and their outcomes commit. */
     async stop() {
-      await relay.stop();
-      await events.close();
+      await Promise.all([fanOut.stop(), relay.stop()]);
+      stopping.abort();
       await deliveries.close();
-      await delivery.poster.close();
+      await deliverer.settled();
+      await Promise.all([pacer.close(), poster.close()]);
     },
   };
 }
 
 /**
- * A worker process's engine: BullMQ consumers of both queues, the Redis pacer shared by all
- * workers, and the outbox relay (every worker runs one; restoring is idempotent).
+ * The embedded mode's engine, inside the web process: an in-process pacer, and deliveries that
+ * wait on timers here. Returns the signal the services ring when they commit events.
  */
-export function startWorkerEngine(deps: EngineDeps, redis: { redisUrl: string; prefix: string }) {
-  const { config, store, metrics, log } = deps;
-  const pacer = createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log);
-  const delivery = createDelivery(deps, pacer);
-  const deliveries = createBullProducer<DeliveryJob>(redis, 'deliveries', { log, failFast: false });
-  const events = createBullProducer<EventJob>(redis, 'events', { log, failFast: false });
-  const consumerOptions = { lockMs: config.WORKER_LOCK_MS, log };
-  const consumers = [
-    startBullWorker(redis, 'deliveries', delivery.deliver, { ...consumerOptions, concurrency: config.DELIVERY_CONCURRENCY }),
-    startBullWorker(redis, 'events', delivery.fanOutTo(deliveries), { ...consumerOptions, concurrency: FAN_OUT_CONCURRENCY }),
-  ];
-  metrics.watchQueues({ events, deliveries });
-  const relay = startOutboxRelay(store, { events, deliveries }, log);
+export function startEmbeddedEngine(deps: EngineDeps) {
+  const engine = startEngine(deps, createLocalPacer(deps.config.DELIVERY_BUDGET_PER_HOST), undefined);
+  const newEvents = createLocalNewEvents();
+  newEvents.listen(engine.wakeFanOut);
+  return { newEvents, stop: engine.stop };
+}
+
+/**
+ * A worker process's engine: the Redis pacer shared by all workers, BullMQ's delayed jobs for
+ * deliveries that wait long, and the web processes' new-events ring.
+ */
+export function startWorkerEngine(deps: EngineDeps, redis: BullSettings) {
+  const { config, log } = deps;
+  const delayQueue = createBullProducer<DeliveryJob>(redis, 'deliveries', { log, failFast: false });
+  const engine = startEngine(deps, createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log), delayQueue);
+  const handOver = startBullWorker<DeliveryJob>(
+    redis,
+    'deliveries',
+    async (job) => void engine.deliveries.add([{ id: job.deliveryId, data: job, runAt: job.dueAt, priority: job.turn }]),
+    { concurrency: HAND_OVER_CONCURRENCY, lockMs: config.WORKER_LOCK_MS, log },
+  );
+  const rings = listenForNewEvents(redis, engine.wakeFanOut, log);
   return {
-    /** Takes no new jobs, lets running ones finish, then closes connections. */
+    /** Takes no new jobs, lets running deliveries finish, then closes connections. */
     async stop() {
-      await Promise.all(consumers.map((consumer) => consumer.close()));
-      await relay.stop();
-      await Promise.all([events.close(), deliveries.close(), pacer.close(), delivery.poster.close()]);
+      await Promise.all([handOver.close(), rings.close()]);
+      await engine.stop();
+      await delayQueue.close();
     },
   };
 }

@@ -1,48 +1,74 @@
 import type { Logger } from 'pino';
-import type { Metrics } from '../observability/metrics.js';
-import type { Job, JobHandler, JobQueue } from '../queue/jobQueue.js';
+import { createTurnCounter } from '../domain/pacing.js';
+import type { LocalQueue } from '../queue/localQueue.js';
 import type { Store } from '../storage/store.js';
-import { deliveryJobOf, type DeliveryJob, type EventJob } from './jobs.js';
-import { schedule, type PaceSettings } from './pace.js';
-import type { Pacer } from './pacer.js';
-import { untilDone } from './retry.js';
+import { RELAY_GRACE_MS } from './deliver.js';
+import { deliveryJobOf, type DeliveryJob } from './jobs.js';
 
-export interface FanOutDeps {
-  store: Store;
-  pacer: Pacer;
-  deliveries: JobQueue<DeliveryJob>;
-  settings: PaceSettings;
-  metrics: Metrics;
-  log: Logger;
-}
+/** Events per fan-out statement: one commit for all of them and their deliveries. */
+const EVENTS_PER_BATCH = 100;
+/** The outbox is looked at this often even when no producer rang (a lost ring, a CLI's events). */
+const POLL_MS = 1_000;
+/** When the local queue has no room, fan-out looks again this soon. */
+const FULL_RETRY_MS = 50;
 
 /**
- * The `events` job: turns one event into one queued delivery per subscription (atomically, in
- * the database), reserves each delivery's slot at its target, and enqueues it to run at that
- * slot, in its turn among its account's deliveries due then. Deliveries that must wait go
- * straight to the delayed set, so a burst to one target never sits in front of other accounts'
- * work, and a burst due at once goes out by turns with other accounts' deliveries due then.
- * Every step before a claim is retried until it succeeds; what a crash or shutdown leaves, the
- * outbox relay restores.
+ * Fan-out: takes events from the outbox (the `events` table) in batches, each batch one
+ * statement that marks them dispatched and creates their deliveries, and puts the deliveries in
+ * this process's local queue, each in its turn among its account's. It runs when a producer
+ * rings (`wake`), and every second. It takes only what the local queue has room for (`room` and
+ * `readyLimit`), so a burst stays in the outbox, shared by every worker, rather than in one
+ * worker's memory. Deliveries this process dies holding are overdue after RELAY_GRACE_MS, and
+ * the relay hands them to a worker.
  */
-export function createFanOut({ store, pacer, deliveries, settings, metrics, log }: FanOutDeps): JobHandler<EventJob> {
-  return async ({ eventId }, signal) => {
-    const context = { eventId };
-    const dispatched = await untilDone('fan-out', () => store.events.dispatch(eventId), signal, log, context);
-    if (dispatched.length === 0) return;
-    const jobs: Job<DeliveryJob>[] = [];
-    await Promise.all(
-      dispatched.map(async (delivery) => {
-        const job = deliveryJobOf(delivery);
-        const decision = await untilDone('pacing', () => schedule(pacer, job, settings), signal, log, { ...context, deliveryId: job.deliveryId });
-        if (decision.kind === 'expired') {
-          await untilDone('expiry', () => store.deliveries.expire(job.deliveryId), signal, log, context);
-          metrics.deliveries.inc({ outcome: 'expired' });
-          return;
+export function startFanOut(store: Store, deliveries: LocalQueue<DeliveryJob>, options: { readyLimit: number; log: Logger }) {
+  const turnOf = createTurnCounter();
+  let running: Promise<void> | undefined;
+  let wanted = false;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+
+  const full = () => deliveries.room() === 0 || deliveries.counts().ready >= options.readyLimit;
+
+  async function pass() {
+    while (!stopped) {
+      if (full()) {
+        retry ??= setTimeout(() => ((retry = undefined), wake()), FULL_RETRY_MS);
+        return;
+      }
+      const taken = await store.events.fanOut(EVENTS_PER_BATCH, RELAY_GRACE_MS);
+      const now = Date.now();
+      deliveries.add(taken.deliveries.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row), priority: turnOf(row.account_id, now, now) })));
+      if (taken.events < EVENTS_PER_BATCH) return;
+    }
+  }
+
+  function wake() {
+    if (running) {
+      wanted = true;
+      return;
+    }
+    running = pass()
+      .catch((error: unknown) => options.log.warn({ err: error }, 'fan-out failed; the outbox keeps the events, trying again'))
+      .finally(() => {
+        running = undefined;
+        if (wanted && !stopped) {
+          wanted = false;
+          wake();
         }
-        jobs.push({ id: job.deliveryId, data: decision.job, runAt: decision.runAt, priority: decision.turn });
-      }),
-    );
-    await untilDone('enqueue', () => deliveries.add(jobs), signal, log, context);
+      });
+  }
+
+  const poll = setInterval(wake, POLL_MS);
+  wake();
+  return {
+    /** New events are in the outbox: look now. */
+    wake,
+    async stop() {
+      stopped = true;
+      clearInterval(poll);
+      clearTimeout(retry);
+      await running;
+    },
   };
 }

@@ -1,37 +1,38 @@
+import type { Admission } from '../queue/localQueue.js';
+import type { DeliveryJob } from './jobs.js';
+
+const LEVELS = ['target', 'account', 'host'] as const;
+
 /**
  * Caps how many POSTs one target URL, one account and one target host may have in flight in
  * this process, so that hanging or slow targets hold only part of the delivery capacity: one
  * bad URL cannot take its account's share, and one account (or host) cannot take everyone's.
- * A delivery over a cap steps aside (it is deferred, holding no worker) instead of waiting in a
- * worker slot.
+ * A delivery over a cap waits in the local queue, holding nothing, in line by its turn: when room
+ * comes back under that cap, the best-placed delivery waiting for it goes first.
  */
-export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }) {
-  const levels = [
-    { limit: limits.perTarget, counts: new Map<string, number>() },
-    { limit: limits.perAccount, counts: new Map<string, number>() },
-    { limit: limits.perHost, counts: new Map<string, number>() },
-  ];
+export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }): Admission<DeliveryJob> {
+  const limitOf = { target: limits.perTarget, account: limits.perAccount, host: limits.perHost };
+  const counts = new Map<string, number>();
+  const keysOf = (job: DeliveryJob) => [`target ${job.targetUrl}`, `account ${job.accountId}`, `host ${new URL(job.targetUrl).host}`];
   return {
-    /** A release function when all three have room, otherwise undefined. */
-    tryAcquire(targetUrl: string, accountId: string, host: string): (() => void) | undefined {
-      const keys = [targetUrl, accountId, host];
-      if (levels.some((level, i) => (level.counts.get(keys[i]!) ?? 0) >= level.limit)) return undefined;
-      levels.forEach((level, i) => level.counts.set(keys[i]!, (level.counts.get(keys[i]!) ?? 0) + 1));
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        levels.forEach((level, i) => {
-          const left = level.counts.get(keys[i]!)! - 1;
-          if (left === 0) level.counts.delete(keys[i]!);
-          else level.counts.set(keys[i]!, left);
-        });
+    keysOf,
+    take(job) {
+      const keys = keysOf(job);
+      const full = keys.findIndex((key, i) => (counts.get(key) ?? 0) >= limitOf[LEVELS[i]!]);
+      if (full >= 0) return { waitFor: keys[full]! };
+      for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+      return {
+        release() {
+          for (const key of keys) {
+            const left = counts.get(key)! - 1;
+            if (left === 0) counts.delete(key);
+            else counts.set(key, left);
+          }
+        },
       };
     },
   };
 }
-
-export type InFlightLimits = ReturnType<typeof createInFlightLimits>;
 
 /**
  * The caps for a process sending `concurrency` POSTs at once: a target URL an eighth, an account

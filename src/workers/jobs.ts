@@ -1,11 +1,6 @@
-/** An event to fan out into one delivery per subscription (queue `events`). */
-export interface EventJob {
-  eventId: string;
-}
-
 import type { QueuedDelivery } from '../storage/events.js';
 
-/** One delivery: an event to one subscription (queue `deliveries`). */
+/** One delivery: an event to one subscription, as the engine passes it around. */
 export interface DeliveryJob {
   deliveryId: string;
   accountId: string;
@@ -14,15 +9,15 @@ export interface DeliveryJob {
   maxPerSecond: number | null;
   /** When the delivery row was created, epoch ms: DELIVERY_MAX_WAIT counts from here. */
   queuedAt: number;
-  /** Its scheduled time at the pacer (pacer's clock); absent until scheduled. */
-  slot?: number;
-  /** Its time at the pacer's gate (pacer's clock), once its scheduled time has come. */
-  sendAt?: number;
-  /** Times this job stepped aside because its account or host had too much in flight. */
-  deferrals?: number;
+  /** Its place in line at the target's gate (the pacer's clock), once it has one. */
+  place?: number;
+  /** When its place comes (epoch ms, this process's clock): it is not run before. */
+  dueAt?: number;
+  /** Its turn among its account's deliveries due in the same second (src/domain/pacing.ts). */
+  turn?: number;
 }
 
-/** A queued delivery's job, not yet scheduled: as fan-out creates it, and as the relay restores it. */
+/** A queued delivery's job, with no place yet: as fan-out creates it, and as the relay restores it. */
 export const deliveryJobOf = (row: QueuedDelivery): DeliveryJob => ({
   deliveryId: row.delivery_id,
   accountId: row.account_id,

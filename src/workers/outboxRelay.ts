@@ -1,88 +1,43 @@
 import type { Logger } from 'pino';
-import type { JobQueue } from '../queue/jobQueue.js';
-import type { OutboxCursor } from '../storage/events.js';
+import type { LocalQueue } from '../queue/localQueue.js';
 import type { Store } from '../storage/store.js';
-import { deliveryJobOf, type DeliveryJob, type EventJob } from './jobs.js';
+import { RELAY_GRACE_MS } from './deliver.js';
+import { deliveryJobOf, type DeliveryJob } from './jobs.js';
 
-export interface RelayOptions {
-  /** How often undispatched events are looked for. */
-  eventIntervalMs?: number;
-  /** How often queued deliveries are checked for a lost job (each pass walks all of them). */
-  deliveryIntervalMs?: number;
-  /** Work younger than this was just handed to a queue by its producer; leave it be. */
-  graceMs?: number;
-  /** Rows per page; a pass reads page after page until it has seen them all. */
-  pageSize?: number;
-}
+/** How often overdue deliveries are looked for. */
+const RELAY_INTERVAL_MS = 1_000;
+/** Deliveries per statement; a pass takes page after page while the local queue has room. */
+const PAGE_SIZE = 500;
 
 /**
- * The database is the outbox; this puts back on the queues whatever the database says is
- * pending and the queues do not hold: events never fanned out (Redis was away at ingest, a
- * fan-out job failed, the process died), and queued deliveries whose job was lost (a crash
- * between fan-out and enqueue, a job that failed before its claim, the embedded process
- * restarting). restore() skips jobs the queue still holds pending, so a paced delivery waiting
- * for its slot is left alone, and replaces finished ones that would block their id. Running a
- * job twice is safe: fan-out happens once per event, and the claim allows one POST per delivery.
+ * The database is the outbox; this hands back to a worker every queued delivery that is overdue
+ * (its `relay_at` passed): the process that fanned it out or parked it died, was stopped, or
+ * lost its wake with Redis. Each is taken for RELAY_GRACE_MS (no other relay takes it meanwhile)
+ * and put in this process's local queue, ahead of the line (it is the oldest work). Handing one
+ * over twice is safe: the claim allows one POST per delivery. Events not yet fanned out need no
+ * relay: fan-out polls the outbox itself.
  */
-export function startOutboxRelay(
-  store: Store,
-  queues: { events: JobQueue<EventJob>; deliveries: JobQueue<DeliveryJob> },
-  log: Logger,
-  options: RelayOptions = {},
-) {
-  const { eventIntervalMs = 1_000, deliveryIntervalMs = 5_000, graceMs = 5_000, pageSize = 500 } = options;
-
-  /** Walks every page of a scan, handing each to `restore`; returns how many jobs were restored. */
-  async function walk<Row>(
-    page: (cursor: OutboxCursor | undefined) => Promise<Row[]>,
-    restore: (rows: Row[]) => Promise<number>,
-    cursorOf: (row: Row) => OutboxCursor,
-  ) {
+export function startOutboxRelay(store: Store, deliveries: LocalQueue<DeliveryJob>, log: Logger) {
+  async function pass() {
     let restored = 0;
-    for (let cursor: OutboxCursor | undefined; ; ) {
-      const rows = await page(cursor);
-      if (rows.length > 0) restored += await restore(rows);
-      if (rows.length < pageSize) return restored;
-      cursor = cursorOf(rows[rows.length - 1]!);
+    for (let room = deliveries.room(); room > 0; room = deliveries.room()) {
+      const rows = await store.deliveries.takeOverdue(Math.min(room, PAGE_SIZE), RELAY_GRACE_MS);
+      restored += deliveries.add(rows.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row), priority: 0 })));
+      if (rows.length < PAGE_SIZE) break;
     }
+    if (restored > 0) log.info({ restored }, 'relayed overdue deliveries from the outbox');
   }
 
-  const relayEvents = () =>
-    walk(
-      (cursor) => store.events.listUndispatched(graceMs, cursor, pageSize),
-      (rows) => queues.events.restore(rows.map((row) => ({ id: row.id, data: { eventId: row.id } }))),
-      (row) => ({ at: row.at, id: row.id }),
-    );
-
-  const relayDeliveries = () =>
-    walk(
-      (cursor) => store.deliveries.listQueued(graceMs, cursor, pageSize),
-      (rows) => queues.deliveries.restore(rows.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row) }))),
-      (row) => ({ at: row.at, id: row.delivery_id }),
-    );
-
-  function every(intervalMs: number, what: string, pass: () => Promise<number>) {
-    let running: Promise<void> | undefined;
-    const run = () =>
-      pass().then(
-        (restored) => {
-          if (restored > 0) log.info({ restored }, `relayed ${what} from the outbox`);
-        },
-        (error: unknown) => log.warn({ err: error }, `outbox relay of ${what} failed; trying again`),
-      );
-    const timer = setInterval(() => {
-      running ??= run().finally(() => (running = undefined));
-    }, intervalMs);
-    return async () => {
-      clearInterval(timer);
-      await running;
-    };
-  }
-
-  const stops = [every(eventIntervalMs, 'events', relayEvents), every(deliveryIntervalMs, 'deliveries', relayDeliveries)];
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= pass()
+      .catch((error: unknown) => log.warn({ err: error }, 'outbox relay failed; trying again'))
+      .finally(() => (running = undefined));
+  }, RELAY_INTERVAL_MS);
   return {
     async stop() {
-      await Promise.all(stops.map((stop) => stop()));
+      clearInterval(timer);
+      await running;
     },
   };
 }

@@ -1,81 +1,62 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { paceLimits, TURN_WINDOW_MS } from '../domain/pacing.js';
+import { paceLimits, SOON_MS } from '../domain/pacing.js';
 import { redisOptions } from '../queue/bullmq.js';
-import { budgetKey, type Pacer, type ScheduleAnswer, type SlotAnswer } from './pacer.js';
+import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
 /**
- * reserveSlot() and gateSend() of src/domain/pacing.ts, in Lua, so that each is atomic across
- * every worker. Times are integer microseconds of Redis's own clock (TIME), so workers' clocks
- * never disagree; string.format('%d') keeps them exact (Lua's tostring keeps only 14 digits).
- * A target's hash holds tat (the schedule), sent and last (the gate's line and its last
- * departure) and hold; a budget key its TAT.
- * Both return {time, now}, or {-1, now} when no time comes within the max wait; the schedule
- * also the delivery's turn, counted in one key per (account, second of its time).
+ * passGate() of src/domain/pacing.ts in Lua, atomic across every worker. Times are integer
+ * microseconds of Redis's own clock (TIME), so workers' clocks never disagree;
+ * string.format('%d') keeps them exact (Lua's tostring keeps only 14 digits).
+ * KEYS: the target's hash (tail, last, hold) and its (account, host) budget, both under the
+ * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
+ * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
+ * SOON_MS. Returns {at, now, place, departs}, at = -1 when no time comes within the max wait.
  */
-const NOW = `
+const GATE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function us(x) return string.format('%d', x) end
--- Keys outlive their last time by a minute, then say nothing a fresh key would not.
-local function expireTarget(tat, sent, hold)
-  redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tat, sent, hold) - now) / 1000) + 60000)
+local target = redis.call('HMGET', KEYS[1], 'tail', 'last', 'hold')
+local tail, last, hold = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0
+local interval, held = tonumber(ARGV[1]), tonumber(ARGV[5])
+local place, hostTat = held, 0
+if held <= 0 then
+  hostTat = tonumber(redis.call('GET', KEYS[2])) or 0
+  place = math.max(now, tail, hold, hostTat - tonumber(ARGV[3]))
 end
-`;
-
-/**
- * KEYS: target, budget, the account's turns (a key per second is named from it: which second is
- * known only here). ARGV: target interval, host interval, host burst, max wait, turn window.
- */
-const SCHEDULE = `${NOW}
-local target = redis.call('HMGET', KEYS[1], 'tat', 'sent', 'hold')
-local tat, sent, hold = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0
-local hostTat = tonumber(redis.call('GET', KEYS[2])) or 0
-local slot = math.max(now, tat, hold, hostTat - tonumber(ARGV[3]))
-if slot - now > tonumber(ARGV[4]) then return {'-1', us(now), 0} end
-tat = slot + tonumber(ARGV[1])
-hostTat = math.max(hostTat, slot) + tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], 'tat', us(tat))
-expireTarget(tat, sent, hold)
-redis.call('SET', KEYS[2], us(hostTat), 'PX', math.ceil((hostTat - now) / 1000) + 1000)
-local turns = KEYS[3] .. ':' .. us(math.floor(slot / tonumber(ARGV[5])))
-local turn = redis.call('INCR', turns)
-redis.call('PEXPIRE', turns, math.ceil((slot - now) / 1000) + 60000)
-return {us(slot), us(now), turn}
-`;
-
-/** KEYS: target. ARGV: target interval, max wait, the place in line held from before (0: none). */
-const GATE = `${NOW}
-local target = redis.call('HMGET', KEYS[1], 'tat', 'sent', 'hold', 'last')
-local tat, sent, hold, last = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0, tonumber(target[4]) or 0
-local interval, taken = tonumber(ARGV[1]), tonumber(ARGV[3])
-local earliest = math.max(now, last + interval, hold)
-local place = taken
-if taken <= 0 then place = math.max(earliest, sent) end
-local at = math.max(earliest, place)
-if at - now > tonumber(ARGV[2]) then return {'-1', us(now)} end
-if taken <= 0 then
-  sent = place + interval
-  redis.call('HSET', KEYS[1], 'sent', us(sent))
+local at = math.max(place, now, last + interval, hold)
+if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0} end
+if held <= 0 then
+  tail = place + interval
+  redis.call('HSET', KEYS[1], 'tail', us(tail))
+  hostTat = math.max(hostTat, place) + tonumber(ARGV[2])
+  redis.call('SET', KEYS[2], us(hostTat), 'PX', math.ceil((hostTat - now) / 1000) + 1000)
 end
-if at <= now then redis.call('HSET', KEYS[1], 'last', us(now)) end
-expireTarget(tat, sent, hold)
-return {us(at), us(now)}
+local departs = 0
+if at <= now + tonumber(ARGV[6]) then
+  departs = 1
+  last = at
+  redis.call('HSET', KEYS[1], 'last', us(at))
+end
+-- The hash outlives its last time by a minute, then says nothing a fresh one would not.
+redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tail, hold, last + 2000000) - now) / 1000) + 60000)
+return {us(at), us(now), us(place), departs}
 `;
 
-/** KEYS: target. ARGV: how long to hold it. Holds only ever lengthen. */
-const HOLD = `${NOW}
-local target = redis.call('HMGET', KEYS[1], 'tat', 'sent', 'hold')
-local hold = math.max(tonumber(target[3]) or 0, now + tonumber(ARGV[1]))
-redis.call('HSET', KEYS[1], 'hold', us(hold))
-expireTarget(tonumber(target[1]) or 0, tonumber(target[2]) or 0, hold)
+/** KEYS: the target's hash. ARGV: how long to hold it. Holds only ever lengthen. */
+const HOLD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local hold = math.max(tonumber(redis.call('HGET', KEYS[1], 'hold')) or 0, now + tonumber(ARGV[1]))
+redis.call('HSET', KEYS[1], 'hold', string.format('%d', hold))
+redis.call('PEXPIRE', KEYS[1], math.ceil((hold - now) / 1000) + 60000)
 return 1
 `;
 
 type PacingRedis = Redis & {
-  scheduleSlot(target: string, budget: string, turns: string, ...args: string[]): Promise<[string, string, number]>;
-  gateSend(target: string, ...args: string[]): Promise<[string, string]>;
+  passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
 };
 
@@ -84,46 +65,44 @@ const us = (ms: number) => String(Math.round(ms * US_PER_MS));
 // Keys carry a hash, not the URL: hook URLs hold the receiver's secrets (Zapier's do).
 const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 
+/** The key names: under the prefix, tagged with the target host, so a target's keys share a slot. */
+export function pacerKeys(prefix: string) {
+  const tagged = (url: string) => `${prefix}:pace:{${digest(new URL(url).host)}}`;
+  return {
+    target: (url: string) => `${tagged(url)}:target:${digest(url)}`,
+    budget: (accountId: string, url: string) => `${tagged(url)}:budget:${digest(budgetKey(accountId, url))}`,
+  };
+}
+
 /**
  * The pacer of the web + workers mode: its state lives in Redis under the queue prefix, so the
- * pace holds whether one worker sends or ten. Like a worker, it waits for Redis when Redis is away.
+ * pace holds whether one worker sends or ten. Calls made in the same tick share one round trip
+ * (auto-pipelining). Like a worker, it waits for Redis when Redis is away.
  */
 export function createRedisPacer(settings: { redisUrl: string; prefix: string }, hostBudget: number, log: Logger): Pacer {
-  const redis = new Redis({ ...redisOptions(settings.redisUrl), maxRetriesPerRequest: null }) as PacingRedis;
+  const redis = new Redis({ ...redisOptions(settings.redisUrl), maxRetriesPerRequest: null, enableAutoPipelining: true }) as PacingRedis;
   redis.on('error', (error) => log.warn({ err: error }, 'pacer connection problem; waiting for Redis'));
-  redis.defineCommand('scheduleSlot', { numberOfKeys: 3, lua: SCHEDULE });
-  redis.defineCommand('gateSend', { numberOfKeys: 1, lua: GATE });
+  redis.defineCommand('passGate', { numberOfKeys: 2, lua: GATE });
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });
-  const targetKey = (url: string) => `${settings.prefix}:pace:target:${digest(url)}`;
-  const budget = (accountId: string, url: string) => `${settings.prefix}:pace:budget:${digest(budgetKey(accountId, url))}`;
-  const turns = (accountId: string) => `${settings.prefix}:pace:turns:${digest(accountId)}`;
-  const answer = ([at, now]: [string, string]): SlotAnswer =>
-    Number(at) < 0 ? { kind: 'too_late' } : { kind: 'slot', at: Number(at), waitMs: Math.max(0, (Number(at) - Number(now)) / US_PER_MS) };
+  const keys = pacerKeys(settings.prefix);
 
   return {
-    async schedule(request): Promise<ScheduleAnswer> {
+    async gate(request) {
       const limits = paceLimits(request.perSecond, hostBudget);
-      const [at, now, turn] = await redis.scheduleSlot(
-        targetKey(request.targetUrl),
-        budget(request.accountId, request.targetUrl),
-        turns(request.accountId),
+      const [at, now, place, departs] = await redis.passGate(
+        keys.target(request.targetUrl),
+        keys.budget(request.accountId, request.targetUrl),
         us(limits.targetIntervalMs),
         us(limits.hostIntervalMs),
         us(limits.hostBurstMs),
         us(Math.max(0, request.maxWaitMs)),
-        us(TURN_WINDOW_MS),
+        String(request.place ?? 0),
+        us(SOON_MS),
       );
-      const slot = answer([at, now]);
-      return slot.kind === 'slot' ? { ...slot, turn } : slot;
-    },
-    async gate(request) {
-      const limits = paceLimits(request.perSecond, hostBudget);
-      return answer(
-        await redis.gateSend(targetKey(request.targetUrl), us(limits.targetIntervalMs), us(Math.max(0, request.maxWaitMs)), String(request.taken ?? 0)),
-      );
+      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), departs: departs === 1 }, Number(now), US_PER_MS);
     },
     async hold(targetUrl, ms) {
-      await redis.holdTarget(targetKey(targetUrl), us(ms));
+      await redis.holdTarget(keys.target(targetUrl), us(ms));
     },
     async close() {
       await redis.quit();

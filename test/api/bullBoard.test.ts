@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { bullBoard } from '../../src/api/bullBoard.js';
 import { createBullProducer, QUEUE_NAMES } from '../../src/queue/bullmq.js';
-import type { JobQueue } from '../../src/queue/jobQueue.js';
-import type { EventJob } from '../../src/workers/jobs.js';
+import type { DelayQueue } from '../../src/queue/jobQueue.js';
 import { INTERNAL_TOKEN, testConfig, testServices } from '../support/app.js';
 import { openTestStore } from '../support/databases.js';
 import { redisForTest } from '../support/processes.js';
@@ -19,20 +18,20 @@ const operator = basic('ops', INTERNAL_TOKEN);
 
 /** Every kind of write Bull Board offers on a queue or a job. */
 const writes = (jobId: string): InjectOptions[] => [
-  { method: 'PUT', url: '/admin/queues/api/queues/events/empty' },
-  { method: 'PUT', url: '/admin/queues/api/queues/events/obliterate', payload: {} },
-  { method: 'PUT', url: '/admin/queues/api/queues/events/clean/waiting' },
-  { method: 'PUT', url: '/admin/queues/api/queues/events/pause' },
+  { method: 'PUT', url: '/admin/queues/api/queues/deliveries/empty' },
+  { method: 'PUT', url: '/admin/queues/api/queues/deliveries/obliterate', payload: {} },
+  { method: 'PUT', url: '/admin/queues/api/queues/deliveries/clean/waiting' },
+  { method: 'PUT', url: '/admin/queues/api/queues/deliveries/pause' },
   { method: 'PUT', url: '/admin/queues/api/queues/pause' },
-  { method: 'POST', url: '/admin/queues/api/queues/events/add', payload: { name: 'x', data: {} } },
-  { method: 'PUT', url: `/admin/queues/api/queues/events/${jobId}/clean` },
-  { method: 'PUT', url: `/admin/queues/api/queues/events/${jobId}/promote` },
-  { method: 'PATCH', url: `/admin/queues/api/queues/events/${jobId}/update-data`, payload: { jobData: {} } },
+  { method: 'POST', url: '/admin/queues/api/queues/deliveries/add', payload: { name: 'x', data: {} } },
+  { method: 'PUT', url: `/admin/queues/api/queues/deliveries/${jobId}/clean` },
+  { method: 'PUT', url: `/admin/queues/api/queues/deliveries/${jobId}/promote` },
+  { method: 'PATCH', url: `/admin/queues/api/queues/deliveries/${jobId}/update-data`, payload: { jobData: {} } },
 ];
 
 describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
   let redis: ReturnType<typeof redisForTest>;
-  let producer: JobQueue<EventJob>;
+  let producer: DelayQueue<{ deliveryId: string }>;
   const apps: FastifyInstance[] = [];
   const stores: Array<() => Promise<void>> = [];
   const jobIds = [randomUUID(), randomUUID()];
@@ -43,18 +42,19 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     stores.push(cleanup);
     const config = testConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, ...env });
     const admin = bullBoard({ redisUrl: redis.url, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
-    const app = await buildApp({ config, services: testServices(store, producer, config), admin });
+    const app = await buildApp({ config, services: testServices(store, undefined, config), admin });
     apps.push(app);
     return app;
   };
 
   beforeAll(async () => {
     redis = redisForTest();
-    producer = createBullProducer<EventJob>({ redisUrl: redis.url, prefix: redis.prefix }, 'events', {
+    producer = createBullProducer<{ deliveryId: string }>({ redisUrl: redis.url, prefix: redis.prefix }, 'deliveries', {
       log: pino({ level: 'silent' }),
       failFast: true,
     });
-    await producer.add(jobIds.map((eventId) => ({ id: eventId, data: { eventId } }))); // no worker runs: the jobs wait
+    // Deliveries parked for an hour, as a paced backlog leaves them; no worker runs.
+    await producer.add(jobIds.map((deliveryId) => ({ id: deliveryId, data: { deliveryId }, runAt: Date.now() + 3_600_000 })));
   });
   afterAll(async () => {
     for (const app of apps) await app.close();
@@ -83,7 +83,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     expect(listed.statusCode).toBe(200);
     const shown = listed.json().queues.map((queue: { name: string; readOnlyMode: boolean }) => [queue.name, queue.readOnlyMode]);
     expect(shown.sort()).toStrictEqual([...QUEUE_NAMES].sort().map((name) => [name, true]));
-    expect((await app.inject({ method: 'GET', url: `/admin/queues/api/queues/events/${jobIds[0]}`, headers: operator })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: `/admin/queues/api/queues/deliveries/${jobIds[0]}`, headers: operator })).statusCode).toBe(200);
 
     for (const request of writes(jobIds[0]!)) {
       const response = await app.inject({ ...request, headers: operator });
@@ -92,14 +92,14 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
         status: 405,
       });
     }
-    expect((await producer.counts()).ready).toBe(jobIds.length);
+    expect((await producer.counts()).waiting).toBe(jobIds.length);
   });
 
-  it('can empty the queue with BULL_BOARD_WRITABLE=true', async () => {
+  it('can clean the queue with BULL_BOARD_WRITABLE=true', async () => {
     const app = await boardApp({ BULL_BOARD_WRITABLE: 'true' });
     const listed = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: operator });
     expect(listed.json().queues.every((queue: { readOnlyMode: boolean }) => !queue.readOnlyMode)).toBe(true);
-    expect((await app.inject({ method: 'PUT', url: '/admin/queues/api/queues/events/empty', headers: operator })).statusCode).toBe(200);
-    expect((await producer.counts()).ready).toBe(0);
+    expect((await app.inject({ method: 'PUT', url: '/admin/queues/api/queues/deliveries/clean/delayed', headers: operator })).statusCode).toBe(200);
+    expect((await producer.counts()).waiting).toBe(0);
   });
 });

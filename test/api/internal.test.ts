@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/apiKey.js';
-import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
+import { countingNewEvents, INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
 import { engines } from '../support/databases.js';
 import { bearer, count, expectError, internalAuth, ISO_UTC, newAccount, useTestApp, snapshot, UUID } from '../support/http.js';
 
@@ -49,7 +47,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
     let hidden: FastifyInstance;
 
     beforeAll(async () => {
-      const queue = createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
+      const queue = countingNewEvents().signal;
       hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, queue) });
     });
     afterAll(async () => {

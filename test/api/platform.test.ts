@@ -3,12 +3,11 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
+import { countingNewEvents, INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, useTestApp, unknownKey } from '../support/http.js';
 
-const silentQueue = () => createEmbeddedQueue(async () => {}, { capacity: 100, concurrency: 1, log: pino({ level: 'silent' }), name: 'events' });
+const silentSignal = () => countingNewEvents().signal;
 
 describe.each(engines())('platform endpoints on %s', (engine) => {
   const t = useTestApp(engine);
@@ -28,7 +27,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
 
     it('answers /readyz 503 when storage does not answer, while /healthz stays 200', async () => {
       const store = await unreachableStore(engine);
-      const down = await buildApp({ config: testConfig(), services: testServices(store, silentQueue()) });
+      const down = await buildApp({ config: testConfig(), services: testServices(store, silentSignal()) });
       try {
         const ready = await down.inject({ method: 'GET', url: '/readyz' });
         expect(ready.statusCode).toBe(503);
@@ -69,7 +68,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     });
 
     it('answers 404 not_found when no INTERNAL_API_TOKEN is configured', async () => {
-      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentQueue()) });
+      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentSignal()) });
       try {
         for (const headers of [{}, internalAuth]) {
           const response = await open.inject({ method: 'GET', url: '/metrics', headers });
@@ -88,7 +87,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     beforeAll(async () => {
       lines = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentQueue()), logger });
+      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentSignal()), logger });
     });
     afterAll(async () => {
       await logged?.close();
@@ -137,7 +136,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       const broken = await openTestApp(engine);
       const brokenLines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void brokenLines.push(line) });
-      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentQueue()), logger });
+      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentSignal()), logger });
       try {
         const key = await newKey(broken.store, newAccount());
         await broken.db.exec('DROP TABLE contacts');

@@ -1,109 +1,135 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  createTurnCounter,
   DEFAULT_RETRY_AFTER_MS,
   EMPTY_PACE_STATE,
-  gateSend,
+  JITTER_ALLOWANCE_MS,
   MAX_RETRY_AFTER_MS,
   paceLimits,
-  reserveSlot,
+  passGate,
   retryAfterMs,
+  SOON_MS,
   type PaceState,
 } from '../../src/domain/pacing.js';
 
-/** Reserves `count` slots one after another at `now`, as a burst of deliveries would. */
-function burst(count: number, limits = paceLimits(20, 10_000), now = 1_000_000, state: PaceState = EMPTY_PACE_STATE) {
-  const slots: number[] = [];
+const NEVER = Number.POSITIVE_INFINITY;
+
+/** `count` deliveries arriving at the gate at `now`, each taking a place: their places, and the state after. */
+function arrivals(count: number, limits = paceLimits(20, 10_000), now = 1_000_000, state: PaceState = EMPTY_PACE_STATE) {
+  const places: number[] = [];
   for (let i = 0; i < count; i++) {
-    const reserved = reserveSlot(now, state, limits, Number.POSITIVE_INFINITY)!;
-    slots.push(reserved.slot);
-    state = reserved.next;
+    const gated = passGate(now, state, limits, NEVER)!;
+    places.push(gated.place);
+    state = gated.next;
   }
-  return { slots, state };
+  return { places, state };
 }
 
-describe('reserveSlot', () => {
-  it('spaces POSTs to one target by 1000 / rate ms and a 5% margin, the first at once', () => {
-    const { slots } = burst(5);
-    expect(slots.map((slot) => Math.round(slot - 1_000_000))).toStrictEqual([0, 53, 105, 158, 210]);
-  });
-
-  it('never puts more than `rate` slots in any second', () => {
-    const { slots } = burst(300, paceLimits(30, 10_000));
-    for (const start of slots) expect(slots.filter((slot) => slot >= start && slot < start + 1000).length).toBeLessThanOrEqual(30);
+describe('passGate: taking a place', () => {
+  it('spaces places at one target by (1000 ms + the jitter allowance) / rate, the first at once', () => {
+    const { places } = arrivals(5);
+    const interval = (1000 + JITTER_ALLOWANCE_MS) / 20;
+    expect(places.map((place) => place - 1_000_000)).toStrictEqual([0, 1, 2, 3, 4].map((i) => i * interval));
   });
 
   it('lets the (account, host) budget absorb a burst of its size, then refill steadily', () => {
     // A high per-target rate, so only the budget (10 per 5 minutes) paces.
     const limits = paceLimits(1000, 10);
-    const { slots } = burst(12, limits);
-    const offsets = slots.map((slot) => slot - 1_000_000);
+    const offsets = arrivals(12, limits).places.map((place) => place - 1_000_000);
     offsets.slice(0, 10).forEach((offset, i) => expect(offset).toBeCloseTo(i * limits.targetIntervalMs, 6)); // the target's pace
     expect(offsets[10]).toBeCloseTo(30_000, 0); // then one per 300 s / 10
     expect(offsets[11]).toBeCloseTo(60_000, 0);
   });
 
-  it('sends nothing to a held target before its hold ends', () => {
-    const held = { ...EMPTY_PACE_STATE, holdUntil: 1_005_000 };
+  it('gives no place before a hold ends', () => {
     const limits = paceLimits(20, 10_000);
-    expect(burst(2, limits, 1_000_000, held).slots).toStrictEqual([1_005_000, 1_005_000 + limits.targetIntervalMs]);
+    expect(arrivals(2, limits, 1_000_000, { ...EMPTY_PACE_STATE, holdUntil: 1_005_000 }).places).toStrictEqual([1_005_000, 1_005_000 + limits.targetIntervalMs]);
   });
 
-  it('reserves nothing when the slot would come after the latest acceptable time', () => {
-    const { state } = burst(20); // the target is booked for the next second
+  it('takes nothing when the place would come after the latest acceptable time', () => {
     const limits = paceLimits(20, 10_000);
-    const next = 1_000_000 + 20 * limits.targetIntervalMs;
-    expect(reserveSlot(1_000_000, state, limits, 1_000_500)).toBeUndefined();
-    expect(reserveSlot(1_000_000, state, limits, next)?.slot).toBeCloseTo(next, 6);
+    const { state } = arrivals(20, limits); // the target is booked for the next second
+    expect(passGate(1_000_000, state, limits, 1_000_500)).toBeUndefined();
+    expect(passGate(1_000_000, state, limits, 2_000_000)?.place).toBeCloseTo(1_000_000 + 20 * limits.targetIntervalMs, 6);
   });
 });
 
-describe('gateSend', () => {
+describe('passGate: leaving', () => {
   const limits = paceLimits(20, 10_000);
 
-  it('lets deliveries that come back late together leave one interval apart', () => {
-    let state = EMPTY_PACE_STATE;
-    const times = [];
-    for (let i = 0; i < 4; i++) {
-      const gated = gateSend(5_000, state, limits, Number.POSITIVE_INFINITY)!;
-      times.push(gated.at);
-      state = gated.next;
-    }
-    times.forEach((time, i) => expect(time).toBeCloseTo(5_000 + i * limits.targetIntervalMs, 6));
+  it('grants a departure due within SOON_MS and records it; a later one comes back for its place', () => {
+    const first = passGate(5_000, EMPTY_PACE_STATE, limits, NEVER)!;
+    expect(first).toMatchObject({ at: 5_000, departs: true, next: { lastSent: 5_000 } });
+    const second = passGate(5_000, first.next, limits, NEVER)!;
+    expect(second).toMatchObject({ at: 5_000 + limits.targetIntervalMs, departs: true, next: { lastSent: 5_000 + limits.targetIntervalMs } });
+    let state = second.next;
+    for (let i = 0; i < 3; i++) state = passGate(5_000, state, limits, NEVER)!.next;
+    const sixth = passGate(5_000, state, limits, NEVER)!;
+    expect(5 * limits.targetIntervalMs).toBeGreaterThan(SOON_MS);
+    expect(sixth).toMatchObject({ at: 5_000 + 5 * limits.targetIntervalMs, departs: false, next: { lastSent: state.lastSent } });
   });
 
-  it('keeps a place in line taken before, behind any hold placed since', () => {
-    const state = { ...EMPTY_PACE_STATE, sentTat: 9_000 };
-    expect(gateSend(5_000, state, limits, Number.POSITIVE_INFINITY, 5_100)?.at).toBe(5_100);
-    const held = { ...state, holdUntil: 7_000 };
-    expect(gateSend(5_000, held, limits, Number.POSITIVE_INFINITY, 5_100)?.at).toBe(7_000);
+  it('keeps a place taken before, behind any hold placed since', () => {
+    const state = { ...EMPTY_PACE_STATE, tail: 9_000 };
+    expect(passGate(5_000, state, limits, NEVER, 5_400)).toMatchObject({ at: 5_400, departs: false, next: state });
+    expect(passGate(5_000, { ...state, holdUntil: 7_000 }, limits, NEVER, 5_400)?.at).toBe(7_000);
   });
 
   it('lets a delivery that wakes late leave at once when the last POST left an interval ago, spending no time of another', () => {
-    const state = { ...EMPTY_PACE_STATE, sentTat: 5_150, lastSent: 4_990 };
-    const late = gateSend(5_100, state, limits, Number.POSITIVE_INFINITY, 5_060)!; // 40 ms late
+    const state = { ...EMPTY_PACE_STATE, tail: 5_150, lastSent: 4_990 };
+    const late = passGate(5_100, state, limits, NEVER, 5_060)!; // 40 ms late
     expect(late.at).toBe(5_100);
     expect(late.next).toStrictEqual({ ...state, lastSent: 5_100 }); // the line is as it was
   });
 
-  it('spaces departures from the last one that left, so late deliveries never leave together', () => {
-    // Three deliveries whose places (5,000, 5,051, 5,102) all passed while the process was busy.
-    const places = [5_000, 5_051, 5_102];
-    let state = { ...EMPTY_PACE_STATE, sentTat: 5_153 };
-    const departures: number[] = [];
-    for (let now = 5_400; departures.length < places.length; now++) {
-      const gated = gateSend(now, state, limits, Number.POSITIVE_INFINITY, places[departures.length])!;
-      state = gated.next;
-      if (gated.at <= now) departures.push(now);
-    }
-    expect(departures[1]! - departures[0]!).toBeGreaterThanOrEqual(limits.targetIntervalMs);
-    expect(departures[2]! - departures[1]!).toBeGreaterThanOrEqual(limits.targetIntervalMs);
-    expect(departures[0]).toBe(5_400);
+  it('never lets a delivery leave during a hold, nor wait past its latest time', () => {
+    const held = { ...EMPTY_PACE_STATE, holdUntil: 8_000 };
+    expect(passGate(5_000, held, limits, NEVER)?.at).toBe(8_000);
+    expect(passGate(5_000, held, limits, 7_999)).toBeUndefined();
   });
 
-  it('never lets a delivery leave during a hold', () => {
-    const held = { ...EMPTY_PACE_STATE, holdUntil: 8_000 };
-    expect(gateSend(5_000, held, limits, Number.POSITIVE_INFINITY)?.at).toBe(8_000);
-    expect(gateSend(5_000, held, limits, 7_999)).toBeUndefined();
+  it('never lets more than `rate` POSTs leave in any window of 1000 ms plus the allowance, however deliveries arrive and wake', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1, 5, 20, 100),
+        // Deliveries arriving at the gate, and how late each wakes for its place (a busy process).
+        fc.array(fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), wakesLate: fc.integer({ min: 0, max: 300 }) }), { minLength: 1, maxLength: 120 }),
+        (rate, deliveries) => {
+          const limits = paceLimits(rate, 1_000_000);
+          let state = EMPTY_PACE_STATE;
+          // Every pass at the gate, in time order: a delivery's arrival, then its wakes.
+          const passes: { at: number; delivery: number; place?: number }[] = [];
+          let arrival = 0;
+          deliveries.forEach((delivery, i) => passes.push({ at: (arrival += delivery.arrivesAfter), delivery: i }));
+          const departures: number[] = [];
+          while (passes.length > 0) {
+            passes.sort((a, b) => a.at - b.at);
+            const pass = passes.shift()!;
+            const gated = passGate(pass.at, state, limits, NEVER, pass.place)!;
+            state = gated.next;
+            if (gated.departs) departures.push(gated.at);
+            else passes.push({ at: gated.at + deliveries[pass.delivery]!.wakesLate, delivery: pass.delivery, place: gated.place });
+          }
+          expect(departures).toHaveLength(deliveries.length);
+          departures.sort((a, b) => a - b);
+          for (let i = rate; i < departures.length; i++) {
+            expect(departures[i]! - departures[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('turns', () => {
+  it("numbers an account's deliveries within each second they are due, apart from other accounts'", () => {
+    const turnOf = createTurnCounter();
+    const now = 10_000;
+    expect([turnOf('busy', 10_100, now), turnOf('busy', 10_900, now), turnOf('quiet', 10_500, now), turnOf('busy', 11_000, now)]).toStrictEqual([1, 2, 1, 1]);
+    // A second long past is forgotten once the clock moves on; a future one is kept.
+    expect(turnOf('busy', 13_000, 12_500)).toBe(1);
+    expect(turnOf('busy', 13_200, 12_600)).toBe(2);
   });
 });
 

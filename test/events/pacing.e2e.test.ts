@@ -143,7 +143,7 @@ describe.each(stackModes())('pacing made visible, %s', (mode) => {
   it('shows deliveries waiting for a slot, their wait and throttled answers in /metrics, and the waiting jobs in Bull Board', async () => {
     let answered = 0;
     stack.answers['/visible'] = () => (answered++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 });
-    await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/visible`, max_per_second: 2 });
+    await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/visible`, max_per_second: 1 });
     await stack.newContacts(6);
     await waitUntil(async () => ((await metric('webhook_deliveries_waiting_for_slot')) ?? 0) >= 1, 10_000);
     if (mode === 'bullmq') {

@@ -1,66 +1,47 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBullProducer, startBullWorker } from '../../src/queue/bullmq.js';
-import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import type { Job, JobHandler, JobResult } from '../../src/queue/jobQueue.js';
-import { redisForTest, waitUntil, withPostgresAndRedis } from '../support/processes.js';
+import { createLocalQueue, type LocalJobResult, type LocalQueue } from '../../src/queue/localQueue.js';
+import { waitUntil } from '../support/processes.js';
 
 type Data = { name: string; again?: boolean };
-type Queue = { add(jobs: Job<Data>[]): Promise<void>; close(): Promise<void> };
 
 const log = pino({ level: 'silent' });
 
-/** One worker slot, so the order jobs run in is the order the queue hands them out. */
-const queues: Record<string, (handler: JobHandler<Data>) => Queue> = {
-  embedded: (handler) => createEmbeddedQueue(handler, { capacity: 100, concurrency: 1, log, name: 'deliveries' }),
-  ...(withPostgresAndRedis && {
-    bullmq: (handler) => {
-      const redis = redisForTest();
-      const settings = { redisUrl: redis.url, prefix: redis.prefix };
-      const producer = createBullProducer<Data>(settings, 'deliveries', { log, failFast: false });
-      const worker = startBullWorker(settings, 'deliveries', handler, { concurrency: 1, lockMs: 5_000, log });
-      return {
-        add: (jobs) => producer.add(jobs),
-        async close() {
-          await worker.close();
-          await producer.close();
-          await redis.cleanup();
-        },
-      };
-    },
-  }),
-};
-
 /**
- * Both queues hand out ready jobs in one order: by priority (none first, then 1, 2, …), first
- * in first out within one; a job that answers "not yet" with a priority takes that place in line
- * when its time comes. Fairness between accounts rests on this (turns, src/domain/pacing.ts).
+ * The local queue, in front of every process's delivery handler, hands out ready jobs in one
+ * order: by priority (none first, then 1, 2, …), first in first out within one; a job that
+ * answers "not yet" with a priority takes that place in line when its time comes. Fairness
+ * between accounts rests on this (turns, src/domain/pacing.ts).
  */
-describe.each(Object.keys(queues))('the order jobs run in, %s queue', (kind) => {
-  let queue: Queue | undefined;
+describe('the order jobs run in, local queue', () => {
+  let queue: LocalQueue<Data> | undefined;
   afterEach(async () => {
     await queue?.close();
   });
 
   /** A queue whose one slot is held by a blocker until `release`, so jobs added meanwhile line up. */
-  async function queueBehindBlocker(run: (data: Data) => Promise<JobResult<Data>>) {
+  async function queueBehindBlocker(run: (data: Data) => Promise<LocalJobResult<Data>>) {
     const ran: string[] = [];
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    queue = queues[kind]!(async (data) => {
-      ran.push(data.name);
-      if (data.name === 'blocker') return void (await released);
-      return run(data);
-    });
-    await queue.add([{ id: 'blocker', data: { name: 'blocker' } }]);
+    // One running slot, so the order jobs run in is the order the queue hands them out.
+    queue = createLocalQueue<Data>(
+      async (data) => {
+        ran.push(data.name);
+        if (data.name === 'blocker') return void (await released);
+        return run(data);
+      },
+      { capacity: 100, concurrency: 1, log, name: 'deliveries' },
+    );
+    queue.add([{ id: 'blocker', data: { name: 'blocker' } }]);
     await waitUntil(() => ran.length === 1, 10_000);
     return { ran, release };
   }
 
   it('runs ready jobs by priority, without one first, in arrival order within one', async () => {
     const { ran, release } = await queueBehindBlocker(async () => undefined);
-    await queue!.add([
+    queue!.add([
       { id: 'c', data: { name: 'c' }, priority: 3 },
       { id: 'a1', data: { name: 'a1' }, priority: 1 },
       { id: 'none', data: { name: 'none' } },
@@ -78,7 +59,7 @@ describe.each(Object.keys(queues))('the order jobs run in, %s queue', (kind) => 
       await sleep(300);
       return undefined;
     });
-    await queue!.add([
+    queue!.add([
       { id: 'late', data: { name: 'late' }, priority: 1 },
       ...['x1', 'x2', 'x3'].map((name) => ({ id: name, data: { name }, priority: 5 })),
     ]);

@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/storage/store.js';
+import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
 import { issueKey } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
+const log = pino({ level: 'silent' });
+let phone = 4155550000;
+
 /**
  * The claim is the at-most-once guarantee: a queued delivery becomes `sending` for one claimant
  * only. The same claimant asking again (its first answer lost with the connection) gets it back;
- * anyone else never does.
+ * anyone else never does. Claims and outcomes of concurrent deliveries are written in batches
+ * (group commit): no batching may lose or double one.
  */
-describe.each(engines())('claiming a delivery on %s', (engine) => {
+describe.each(engines())('claiming deliveries on %s', (engine) => {
   const t = useTestStore(engine);
 
-  /** A queued delivery of a new event to a new subscription; its id and the hook's. */
-  async function queuedDelivery() {
+  /** `count` queued deliveries of new events to one new subscription; their ids, the hook's and the key's. */
+  async function queuedDeliveries(count: number) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
@@ -22,40 +30,103 @@ describe.each(engines())('claiming a delivery on %s', (engine) => {
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    const { eventIds } = await t.store.contacts.upsert(accountId, { phone: '+14155550123', fields: {} }, 'crm');
-    const [delivery] = await t.store.events.dispatch(eventIds[0]!);
-    return { deliveryId: delivery!.delivery_id, hookId: created.hook.id, keyId: key.id };
+    for (let i = 0; i < count; i++) await t.store.contacts.upsert(accountId, { phone: `+1${phone++}`, fields: {} }, 'crm');
+    const ids: string[] = [];
+    for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) {
+      ids.push(...taken.deliveries.filter((row) => row.account_id === accountId).map((row) => row.delivery_id));
+    }
+    return { deliveryIds: ids, hookId: created.hook.id, keyId: key.id };
   }
 
-  it('gives a claim to its claimant again, and to nobody else', async () => {
-    const { deliveryId } = await queuedDelivery();
+  const statuses = async (ids: string[]) =>
+    (await t.db.query<{ status: string }>('SELECT status FROM deliveries WHERE id = ANY($1::uuid[]) ORDER BY id', [ids])).rows.map((row) => row.status);
+
+  it('gives claims to their claimant again, and to nobody else', async () => {
+    const { deliveryIds } = await queuedDeliveries(3);
     const [mine, theirs] = [randomUUID(), randomUUID()];
-    const first = await t.store.deliveries.claim(deliveryId, mine);
-    expect(first).toMatchObject({ target_url: 'https://hooks.example.com/claim' });
-    expect(await t.store.deliveries.claim(deliveryId, theirs)).toBeUndefined();
-    const again = await t.store.deliveries.claim(deliveryId, mine);
-    expect(again?.attempted_at).toStrictEqual(first?.attempted_at);
+    const first = await t.store.deliveries.claim(deliveryIds, mine);
+    expect(first.map((row) => row.delivery_id).sort()).toStrictEqual([...deliveryIds].sort());
+    expect(first[0]).toMatchObject({ target_url: 'https://hooks.example.com/claim', event_type: 'new_contact' });
+    expect(JSON.parse(first[0]!.data)).toMatchObject({ source: 'crm' });
+    expect(await t.store.deliveries.claim(deliveryIds, theirs)).toStrictEqual([]);
+    const again = await t.store.deliveries.claim(deliveryIds.slice(0, 1), mine);
+    expect(again[0]?.attempted_at).toStrictEqual(first.find((row) => row.delivery_id === deliveryIds[0])?.attempted_at);
   });
 
-  it('lets exactly one of many concurrent claimants have it', async () => {
-    const { deliveryId } = await queuedDelivery();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => t.store.deliveries.claim(deliveryId, randomUUID())));
-    expect(answers.filter(Boolean)).toHaveLength(1);
+  it('lets exactly one of many concurrent claimants have each delivery', async () => {
+    const { deliveryIds } = await queuedDeliveries(10);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => t.store.deliveries.claim(i % 2 ? deliveryIds : [...deliveryIds].reverse(), randomUUID())));
+    const claimed = answers.flat().map((row) => row.delivery_id);
+    expect(claimed.sort()).toStrictEqual([...deliveryIds].sort());
   });
 
-  it('lets the next claimant have a claim given back, and nobody claim under a deleted subscription or a revoked key', async () => {
-    const given = await queuedDelivery();
-    const mine = randomUUID();
-    await t.store.deliveries.claim(given.deliveryId, mine);
-    await t.store.deliveries.giveBack(given.deliveryId, 'queued');
-    expect(await t.store.deliveries.claim(given.deliveryId, mine)).toBeDefined();
-
-    const unsubscribed = await queuedDelivery();
+  it('lets nobody claim under a deleted subscription or a revoked key, and drops such deliveries', async () => {
+    const unsubscribed = await queuedDeliveries(1);
     await t.store.hooks.deleteGone(unsubscribed.hookId);
-    expect(await t.store.deliveries.claim(unsubscribed.deliveryId, randomUUID())).toBeUndefined();
+    expect(await t.store.deliveries.claim(unsubscribed.deliveryIds, randomUUID())).toStrictEqual([]);
 
-    const revoked = await queuedDelivery();
+    const revoked = await queuedDeliveries(1);
     await t.store.keys.revoke(revoked.keyId);
-    expect(await t.store.deliveries.claim(revoked.deliveryId, randomUUID())).toBeUndefined();
+    expect(await t.store.deliveries.claim(revoked.deliveryIds, randomUUID())).toStrictEqual([]);
+    await t.store.deliveries.dropUnclaimable([...unsubscribed.deliveryIds, ...revoked.deliveryIds]);
+    expect(await statuses([...unsubscribed.deliveryIds, ...revoked.deliveryIds])).toStrictEqual([]);
+  });
+
+  it('keeps a batch claimed under its token when the answer is lost, so its claims are never lost', async () => {
+    const { deliveryIds } = await queuedDeliveries(4);
+    // The claim commits, then its answer is lost once (the connection drops as it commits).
+    let lost = false;
+    const store: Store = {
+      ...t.store,
+      deliveries: {
+        ...t.store.deliveries,
+        async claim(ids, token) {
+          const rows = await t.store.deliveries.claim(ids, token);
+          if (lost) return rows;
+          lost = true;
+          throw new Error('connection terminated');
+        },
+      },
+    };
+    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal);
+    const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
+    expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
+    expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
+  });
+
+  it('never loses or doubles a claim or an outcome, however concurrent submissions interleave (group commit)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        // Per worker, the deliveries it tries to claim (indexes, repeats allowed) and a pause before each.
+        fc.array(fc.array(fc.record({ index: fc.nat(11), pauseMs: fc.integer({ min: 0, max: 3 }) }), { maxLength: 15 }), { minLength: 1, maxLength: 4 }),
+        async (count, workers) => {
+          const { deliveryIds } = await queuedDeliveries(count);
+          const claimedBy = new Map<string, number>();
+          await Promise.all(
+            workers.map(async (tries, worker) => {
+              const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal);
+              await Promise.all(
+                tries.map(async ({ index, pauseMs }) => {
+                  await new Promise((resolve) => setTimeout(resolve, pauseMs));
+                  const id = deliveryIds[index % count]!;
+                  const claimed = await writes.claim.submit(id);
+                  if (!claimed) return;
+                  claimedBy.set(id, (claimedBy.get(id) ?? 0) + 1);
+                  await writes.record.submit({ deliveryId: id, status: 'delivered', responseStatus: 200 + worker, durationMs: 1 });
+                }),
+              );
+            }),
+          );
+          const tried = new Set(workers.flat().map(({ index }) => deliveryIds[index % count]!));
+          // Every delivery tried was claimed exactly once, by one submission of one worker...
+          expect([...claimedBy.entries()].sort()).toStrictEqual([...tried].sort().map((id) => [id, 1]));
+          // ...and its outcome is the one its claimant recorded; none was touched that was not tried.
+          const rows = (await t.db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [deliveryIds])).rows;
+          for (const row of rows) expect(row.status).toBe(tried.has(row.id) ? 'delivered' : 'queued');
+        },
+      ),
+      { numRuns: engine === 'pglite' ? 15 : 25 },
+    );
   });
 });

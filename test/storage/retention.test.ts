@@ -146,8 +146,8 @@ describe.each(engines())('maintenance on %s', (engine) => {
     });
 
     // Never retried: it cannot be claimed again, and a late outcome does not rewrite it.
-    expect(await store.deliveries.claim(stuck, randomUUID())).toBeUndefined();
-    await store.deliveries.record(stuck, { status: 'delivered', responseStatus: 200, durationMs: 5 });
+    expect(await store.deliveries.claim([stuck], randomUUID())).toStrictEqual([]);
+    await store.deliveries.record([{ deliveryId: stuck, status: 'delivered', responseStatus: 200, durationMs: 5 }]);
     const log = await app.inject({ method: 'GET', url: `/api/v1/hooks/${hookId}/deliveries`, headers: key.auth });
     expect(log.json().deliveries.find((row: { event_id: string }) => row.event_id === eventId)).toMatchObject({ status: 'unknown', response_status: null });
   });

@@ -2,9 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import type { JobQueue } from '../../src/queue/jobQueue.js';
-import type { EventJob } from '../../src/workers/jobs.js';
+import type { NewEventsSignal } from '../../src/queue/newEvents.js';
 import { createServices } from '../../src/services/index.js';
 import type { Store } from '../../src/storage/store.js';
 
@@ -16,27 +14,26 @@ export const testConfig = (env: Record<string, string> = {}): Config =>
 
 const silentLog = pino({ level: 'silent' });
 
-/** The use cases over a store (and a queue, if any), as a process builds them. */
-export const testServices = (store: Store, queue?: JobQueue<EventJob>, config: Config = testConfig()) =>
-  createServices({ store, queue, config, log: silentLog });
+/** The use cases over a store (and a new-events signal, if any), as a process builds them. */
+export const testServices = (store: Store, newEvents?: NewEventsSignal, config: Config = testConfig()) =>
+  createServices({ store, newEvents, config, log: silentLog });
+
+/** A new-events signal that counts its rings. */
+export function countingNewEvents() {
+  const rings = { count: 0 };
+  const signal: NewEventsSignal = { notify: () => void rings.count++, ping: async () => {}, close: async () => {} };
+  return { signal, rings };
+}
 
 /**
- * An app on a real store, with an embedded queue whose job handler only records event ids:
- * API suites check what was enqueued; delivery itself is exercised end to end elsewhere.
+ * An app on a real store, with a new-events signal that only counts rings: API suites check that
+ * committed events are announced; delivery itself is exercised end to end elsewhere.
  */
-export async function buildTestApp(store: Store, env: Record<string, string> = {}, queue?: JobQueue<EventJob>) {
-  const enqueued: string[] = [];
-  const eventQueue =
-    queue ??
-    createEmbeddedQueue<EventJob>(async ({ eventId }) => void enqueued.push(eventId), {
-      capacity: 10_000,
-      concurrency: 4,
-      log: silentLog,
-      name: 'events',
-    });
+export async function buildTestApp(store: Store, env: Record<string, string> = {}) {
+  const { signal, rings } = countingNewEvents();
   const config = testConfig(env);
-  const app: FastifyInstance = await buildApp({ config, services: testServices(store, eventQueue, config) });
-  return { app, enqueued };
+  const app: FastifyInstance = await buildApp({ config, services: testServices(store, signal, config) });
+  return { app, rings };
 }
 
 /** Issues a key for an account through the same use case the internal API and CLI run. */

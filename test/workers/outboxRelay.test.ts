@@ -1,71 +1,87 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createEmbeddedQueue } from '../../src/queue/embeddedQueue.js';
-import { issueKey } from '../support/app.js';
-import type { DeliveryJob, EventJob } from '../../src/workers/jobs.js';
-import { startOutboxRelay, type RelayOptions } from '../../src/workers/outboxRelay.js';
+import { createLocalQueue } from '../../src/queue/localQueue.js';
 import type { Store } from '../../src/storage/store.js';
+import { startFanOut } from '../../src/workers/fanOut.js';
+import type { DeliveryJob } from '../../src/workers/jobs.js';
+import { startOutboxRelay } from '../../src/workers/outboxRelay.js';
+import { issueKey } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
 const log = pino({ level: 'silent' });
-const PAGE = 50;
 
-/** A queue that only records the ids it is handed, and finishes each job at once without doing it. */
-function recordingQueue<Data>(name: string, idOf: (data: Data) => string) {
+/** A local queue that only records the deliveries it is handed, finishing each at once. */
+function recordingQueue() {
   const seen = new Set<string>();
-  const queue = createEmbeddedQueue<Data>(async (data) => void seen.add(idOf(data)), { capacity: 10_000, concurrency: 8, log, name });
+  const queue = createLocalQueue<DeliveryJob>(async (job) => void seen.add(job.deliveryId), { capacity: 100_000, concurrency: 8, log, name: 'deliveries' });
   return { queue, seen };
 }
 
-/** Runs a relay over recording queues until `done` says it has restored what it should. */
-async function relayUntil(store: Store, options: RelayOptions, done: (seen: { events: Set<string>; deliveries: Set<string> }) => boolean) {
-  const events = recordingQueue<EventJob>('events', (data) => data.eventId);
-  const deliveries = recordingQueue<DeliveryJob>('deliveries', (data) => data.deliveryId);
-  const relay = startOutboxRelay(store, { events: events.queue, deliveries: deliveries.queue }, log, { ...options, pageSize: PAGE, graceMs: 0 });
-  try {
-    await waitUntil(() => done({ events: events.seen, deliveries: deliveries.seen }), 10_000);
-  } finally {
-    await relay.stop();
-    await events.queue.close();
-    await deliveries.queue.close();
-  }
+/** An account with one new_contact subscription. */
+async function subscribedAccount(store: Store, accountId: string) {
+  const key = await issueKey(store, accountId, {});
+  const created = await store.hooks.create(
+    { keyId: key.id, accountId },
+    { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+    10,
+  );
+  if (created.outcome !== 'created') throw new Error(created.outcome);
+  return created.hook.id;
 }
 
 /**
- * The relay reaches every piece of pending work, however much there is: it pages through all
- * undispatched events and all queued deliveries on every pass, ties of timestamp included,
- * rather than re-reading the oldest page.
+ * The outbox reaches every piece of pending work, however much there is: fan-out takes every
+ * event not yet fanned out, batch after batch, and the relay hands back every overdue queued
+ * delivery, page after page, and leaves alone those waiting for a later time.
  */
-describe.each(engines())('outbox relay on %s', (engine) => {
+describe.each(engines())('the outbox on %s', (engine) => {
   const t = useTestStore(engine);
 
-  it(`restores every undispatched event, far past one page of ${PAGE}, even when they share a timestamp`, async () => {
-    const accountId = 'relay-events';
-    const ids: string[] = [];
-    for (let i = 0; i < 3 * PAGE + 7; i++) {
-      const result = await t.store.contacts.upsert(accountId, { phone: `+1415300${String(i).padStart(4, '0')}`, fields: {} }, 'crm');
-      ids.push(...result.eventIds);
+  it('fans out every event waiting in the outbox, far past one batch, each once', async () => {
+    const accountId = 'outbox-fan-out';
+    await subscribedAccount(t.store, accountId);
+    for (let i = 0; i < 357; i++) await t.store.contacts.upsert(accountId, { phone: `+1415300${String(i).padStart(4, '0')}`, fields: {} }, 'crm');
+    const { queue, seen } = recordingQueue();
+    const fanOut = startFanOut(t.store, queue, { readyLimit: 10_000, log });
+    try {
+      await waitUntil(() => seen.size === 357, 10_000);
+    } finally {
+      await fanOut.stop();
+      await queue.close();
     }
-    await t.db.query(`UPDATE events SET created_at = now() - interval '1 minute' WHERE account_id = $1`, [accountId]);
-    await relayUntil(t.store, { eventIntervalMs: 50 }, (seen) => ids.every((id) => seen.events.has(id)));
+    const { rows } = await t.db.query<{ undispatched: number; deliveries: number }>(
+      `SELECT (SELECT count(*)::int FROM events WHERE account_id = $1 AND dispatched_at IS NULL) AS undispatched,
+              (SELECT count(*)::int FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.account_id = $1) AS deliveries`,
+      [accountId],
+    );
+    expect(rows[0]).toStrictEqual({ undispatched: 0, deliveries: 357 });
   });
 
-  it(`restores every queued delivery whose job was lost, far past one page of ${PAGE}`, async () => {
-    const accountId = 'relay-deliveries';
-    const key = await issueKey(t.store, accountId, {});
-    await t.store.hooks.create(
-      { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
-      10,
-    );
-    const deliveryIds: string[] = [];
-    for (let i = 0; i < 2 * PAGE + 3; i++) {
-      const result = await t.store.contacts.upsert(accountId, { phone: `+1415400${String(i).padStart(4, '0')}`, fields: {} }, 'crm');
-      for (const eventId of result.eventIds) deliveryIds.push(...(await t.store.events.dispatch(eventId)).map((d) => d.delivery_id));
+  it('hands back every overdue delivery, far past one page, and none that waits for a later time', async () => {
+    const accountId = 'outbox-relay';
+    const hookId = await subscribedAccount(t.store, accountId);
+    const insert = (count: number, relayAt: string) =>
+      t.db.query<{ id: string }>(
+        `WITH fired AS (
+           INSERT INTO events (id, account_id, event_type, data, dispatched_at)
+           SELECT gen_random_uuid(), $1, 'new_contact', '{}', now() FROM generate_series(1, $2) RETURNING id)
+         INSERT INTO deliveries (id, event_id, hook_id, status, relay_at)
+         SELECT gen_random_uuid(), fired.id, $3, 'queued', ${relayAt} FROM fired RETURNING id::text`,
+        [accountId, count, hookId],
+      );
+    const overdue = (await insert(1_103, "now() - interval '1 second'")).rows.map((row) => row.id);
+    const later = (await insert(20, "now() + interval '1 hour'")).rows.map((row) => row.id);
+    const { queue, seen } = recordingQueue();
+    const relay = startOutboxRelay(t.store, queue, log);
+    try {
+      await waitUntil(() => overdue.every((id) => seen.has(id)), 10_000);
+    } finally {
+      await relay.stop();
+      await queue.close();
     }
-    expect(deliveryIds).toHaveLength(2 * PAGE + 3);
-    await t.db.query(`UPDATE deliveries SET queued_at = now() - interval '1 minute' WHERE id = ANY($1::uuid[])`, [deliveryIds]);
-    await relayUntil(t.store, { deliveryIntervalMs: 50 }, (seen) => deliveryIds.every((id) => seen.deliveries.has(id)));
+    expect(later.filter((id) => seen.has(id))).toStrictEqual([]);
+    // Taken for a while: another relay leaves them alone until they are overdue again.
+    expect((await t.store.deliveries.takeOverdue(10, 5_000)).filter((row) => overdue.includes(row.delivery_id))).toStrictEqual([]);
   });
 });

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { envelopeBody } from '../domain/events.js';
+import type { DelayedJob, DelayQueue } from '../queue/jobQueue.js';
+import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js';
+import type { Store } from '../storage/store.js';
+import { groupCommit } from './groupCommit.js';
+import type { DeliveryJob } from './jobs.js';
+import { untilDone } from './retry.js';
+
+/** A claimed delivery with the body it is sent with. */
+export type SendableDelivery = ClaimedDelivery & { body: string };
+
+const nothing = <T>(items: T[]) => items.map(() => undefined);
+
+/**
+ * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, expiries and
+ * postponements of concurrent deliveries share one statement and one commit, and the deliveries
+ * parked in the delay queue share one call.
+ */
+export function createDeliveryWrites(store: Store, delayQueue: DelayQueue<DeliveryJob> | undefined, log: Logger, stopping: AbortSignal) {
+  const { deliveries } = store;
+  const writes = {
+    /**
+     * A batch is claimed under one token, retried with that token until it commits: a claim
+     * whose answer was lost with the connection is found again as ours, never lost. The body of
+     * each event is built once per batch, whatever number of subscriptions it goes to.
+     */
+    claim: groupCommit(async (ids: string[]): Promise<(SendableDelivery | undefined)[]> => {
+      const token = randomUUID();
+      const rows = await untilDone('claim', () => deliveries.claim(ids, token), stopping, log, { deliveries: ids.length });
+      const bodies = new Map<string, string>();
+      const claimed = new Map<string, SendableDelivery>();
+      for (const row of rows) {
+        let body = bodies.get(row.event_id);
+        if (body === undefined) bodies.set(row.event_id, (body = envelopeBody(row.event_type, row.data)));
+        claimed.set(row.delivery_id, { ...row, body });
+      }
+      // A delivery asked for twice in one batch is claimed once: by the first to ask.
+      return ids.map((id) => {
+        const row = claimed.get(id);
+        claimed.delete(id);
+        return row;
+      });
+    }),
+    record: groupCommit(async (outcomes: (DeliveryOutcome & { deliveryId: string })[]) => {
+      await deliveries.record(outcomes);
+      return nothing(outcomes);
+    }),
+    expire: groupCommit(async (ids: string[]) => {
+      await deliveries.expire(ids);
+      return nothing(ids);
+    }),
+    postpone: groupCommit(async (entries: { deliveryId: string; relayAt: number }[]) => {
+      await deliveries.postpone(entries);
+      return nothing(entries);
+    }),
+    park:
+      delayQueue &&
+      groupCommit(async (jobs: DelayedJob<DeliveryJob>[]) => {
+        await delayQueue.add(jobs);
+        return nothing(jobs);
+      }),
+  };
+  return {
+    ...writes,
+    /** Resolves once every write submitted so far is done: at shutdown, after the last delivery. */
+    async settled() {
+      await Promise.all([writes.claim, writes.record, writes.expire, writes.postpone, writes.park].map((write) => write?.settled()));
+    },
+  };
+}
