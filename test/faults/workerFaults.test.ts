@@ -26,19 +26,29 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     return { delivered: counts.size, duplicated };
   };
 
-  it('sends once when the same event is enqueued again under another job id, while and after it runs', async () => {
+  it('sends once when the same delivery is handed to a worker again, while and after it runs', async () => {
     const hook = await stack.subscribe('/twice');
     stack.delayMs['/twice'] = 500;
     const [contactId] = await stack.newContacts(1);
-    const [event] = await stack.sql("SELECT id FROM events WHERE data->>'contact_id' = $1", [contactId]);
+    await waitUntil(() => stack.received('/twice').length === 1, 10_000);
+    const [delivery] = await stack.sql(
+      `SELECT d.id, h.account_id, h.target_url FROM deliveries d JOIN hooks h ON h.id = d.hook_id JOIN events e ON e.id = d.event_id
+       WHERE e.data->>'contact_id' = $1`,
+      [contactId],
+    );
+    // Its job again, as a stalled or restored copy would come: while its POST is on the wire, and after.
+    const again = async (suffix: string) => {
+      const job = { deliveryId: delivery.id, accountId: delivery.account_id, targetUrl: delivery.target_url, maxPerSecond: null, queuedAt: Date.now() };
+      await queue.add('deliveries', job, { jobId: `${delivery.id}.${suffix}` });
+    };
     const connection = new Redis(stack.redis!.url);
-    const queue = new Queue('events', { connection, prefix: stack.redis!.prefix });
+    const queue = new Queue('deliveries', { connection, prefix: stack.redis!.prefix });
     try {
-      await queue.add('deliver-event', { eventId: event.id }, { jobId: `${event.id}-again-1` });
-      await waitUntil(() => stack.received('/twice').length === 1, 10_000);
-      await queue.add('deliver-event', { eventId: event.id }, { jobId: `${event.id}-again-2` });
-      await sleep(1500);
-      expect(report('enqueued twice', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
+      await again('while');
+      await sleep(2500);
+      await again('after');
+      await sleep(2500);
+      expect(report('handed over again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
     } finally {
       await queue.close();
       await connection.quit();
@@ -53,8 +63,8 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     await waitUntil(() => stack.received('/killed').length >= 3, 10_000);
     for (const worker of stack.workers.splice(0)) await worker.stop('SIGKILL');
     stack.startWorker();
-    // The killed workers' locks expire (WORKER_LOCK_MS) and the new worker runs the stalled jobs again.
-    await sleep(7000);
+    // What the killed workers held unsent is overdue after the relay's grace, and the new worker's relay hands it over.
+    await sleep(8000);
     const { duplicated, delivered } = report('SIGKILL', '/killed', 20);
     expect(duplicated).toBe(0);
     const claimed = await stack.sql(
@@ -77,5 +87,36 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     await sleep(3000);
     expect(report('stalled', '/frozen', 10).duplicated).toBe(0);
     await stack.api('DELETE', `/hooks/${hook}`);
+  });
+
+  it('lets a SIGKILL cost only the POSTs on the wire: deliveries waiting at a paced gate go back to the line and are delivered', async () => {
+    const paths = ['/paced-a', '/paced-b'];
+    for (const path of paths) {
+      await stack.subscribe(path); // the default pace, 20/s: a backlog waits at the gate
+      stack.delayMs[path] = 300; // and each POST stays on the wire a while
+    }
+    const contacts = 75;
+    await stack.newContacts(contacts);
+    await waitUntil(() => paths.every((path) => stack.received(path).length >= 10), 15_000);
+    const [victim] = stack.workers.splice(0, 1);
+    await victim!.stop('SIGKILL');
+
+    const statusOf = async () =>
+      stack.sql(
+        `SELECT d.status, d.event_id::text, h.target_url FROM deliveries d JOIN hooks h ON h.id = d.hook_id
+         WHERE h.target_url LIKE '%/paced-_'`,
+      );
+    // The other worker delivers everything that was only waiting; only what was on the wire may stay `sending`.
+    await waitUntil(async () => (await statusOf()).every((row) => row.status !== 'queued'), 30_000);
+    await sleep(1000);
+    const rows = await statusOf();
+    expect(rows).toHaveLength(2 * contacts);
+    const left = rows.filter((row) => row.status === 'sending');
+    const onTheWire = new Set(paths.flatMap((path) => stack.received(path).map((request) => `${path} ${request.headers['webhook-id']}`)));
+    console.info(`[worker kill] ${left.length} deliveries left sending (on the wire when the worker died), ${rows.length - left.length} delivered`);
+    expect(left.filter((row) => !onTheWire.has(`${new URL(row.target_url).pathname} ${row.event_id}`))).toStrictEqual([]);
+    expect(rows.filter((row) => row.status !== 'sending' && row.status !== 'delivered')).toStrictEqual([]);
+    for (const path of paths) expect([...stack.countsPerDelivery(path).values()].filter((count) => count > 1)).toStrictEqual([]);
+    stack.startWorker();
   });
 });
