@@ -59,21 +59,14 @@ export function validateContact(input: ContactInput, defaultCountry: string): Va
   return { phone, fields };
 }
 
-export type UpsertPlan =
-  | { kind: 'update'; changes: Partial<Record<ContactField, string>> }
-  | { kind: 'skip'; reason: 'owner_edited' };
-
-/**
- * Decides what an upsert may change on an existing contact: owner-edited fields keep their
- * value; absent fields never blank a stored one. When every field sent is owner-held, nothing
- * could be written and the upsert is skipped.
+/*
+ * The upsert's rules on an existing contact: a field sent is written unless the owner holds it
+ * (owner edits win over every later upsert, public or CRM, field by field); a field not sent, or
+ * sent blank, never blanks a stored value; when every field sent is owner-held, nothing could be
+ * written and the upsert is skipped as `owner_edited`. They are applied by the upsert statement
+ * itself (src/storage/contacts.ts), to the row under its lock, so no owner edit can slip between
+ * reading a contact and writing it.
  */
-export function planUpdate(existing: StoredContact, input: ValidContact): UpsertPlan {
-  const sent = Object.keys(input.fields) as ContactField[];
-  const writable = sent.filter((field) => !existing.ownerFields.includes(field));
-  if (sent.length > 0 && writable.length === 0) return { kind: 'skip', reason: 'owner_edited' };
-  return { kind: 'update', changes: Object.fromEntries(writable.map((field) => [field, input.fields[field]])) };
-}
 
 /** An owner edit: `null` clears a field, and either way the field becomes owner-held. */
 export type OwnerEdit = Partial<Record<ContactField, string | null>>;

@@ -3,6 +3,7 @@ import { InvalidInputError, NotFoundError, UnauthorizedError } from '../domain/e
 import { isUuid, validateAccountId } from '../domain/ids.js';
 import type { ApiKeyRow, Caller } from '../storage/keys.js';
 import type { ServiceDeps } from './index.js';
+import { createKeyCache } from './keyCache.js';
 
 const MAX_KEY_NAME_LENGTH = 200;
 
@@ -18,12 +19,21 @@ const listed = (key: ApiKeyRow) => ({
 
 /** API keys: issuing, listing, revoking and rotating them, and knowing who a request acts as. */
 export function keyServices({ store }: ServiceDeps) {
+  const recent = createKeyCache();
   return {
-    /** The caller a request's `Authorization: Bearer <key>` stands for; a live key or 401. */
+    /**
+     * The caller a request's `Authorization: Bearer <key>` stands for; a live key or 401. A key
+     * seen in the last second is not looked up again (keyCache.ts).
+     */
     async authenticate(authorization: string | undefined): Promise<Caller> {
       const key = apiKeyFromHeader(authorization);
-      const caller = key && (await store.keys.findActiveByHash(hashApiKey(key)));
+      if (!key) throw new UnauthorizedError();
+      const keyHash = hashApiKey(key);
+      const cached = recent.get(keyHash);
+      if (cached) return cached;
+      const caller = await store.keys.findActiveByHash(keyHash);
       if (!caller) throw new UnauthorizedError();
+      recent.set(keyHash, caller);
       return caller;
     },
 
@@ -50,6 +60,7 @@ export function keyServices({ store }: ServiceDeps) {
     /** Revokes a key: 401 at once, its subscriptions deleted. Revoking a revoked key changes nothing. */
     async revoke(keyId: string) {
       if (!isUuid(keyId) || !(await store.keys.revoke(keyId))) throw new NotFoundError();
+      recent.forget(keyId);
       return { ok: true as const };
     },
 
@@ -62,6 +73,7 @@ export function keyServices({ store }: ServiceDeps) {
       const key = newApiKey();
       const row = isUuid(keyId) ? await store.keys.rotate(keyId, hashApiKey(key)) : undefined;
       if (!row) throw new NotFoundError();
+      recent.forget(keyId);
       return { id: row.id, key, account_id: row.account_id, source: row.source, name: row.name, created_at: row.created_at.toISOString() };
     },
   };

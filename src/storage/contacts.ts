@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { planUpdate, type ContactField, type OwnerEdit, type StoredContact, type ValidContact } from '../domain/contact.js';
+import type { ContactField, OwnerEdit, StoredContact, ValidContact } from '../domain/contact.js';
 import type { Database } from './database.js';
 
 export type UpsertResult =
@@ -20,50 +20,49 @@ const CONTACT_COLUMNS = 'id, phone, name, email, source, owner_fields';
 const toContact = (row: ContactRow): StoredContact => ({ ...row, ownerFields: row.owner_fields });
 
 export function contactQueries(db: Database) {
-  /**
-   * Applies an upsert to the existing contact. No lock is held between the read and the write:
-   * the UPDATE only lands if the owner-held fields are still those the plan was made against,
-   * and an owner edit in between makes it plan again.
-   */
-  async function updateExisting(accountId: string, input: ValidContact): Promise<UpsertResult> {
-    for (;;) {
-      const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = $2`, [
-        accountId,
-        input.phone,
-      ]);
-      const existing = toContact(rows[0]!); // it made our insert conflict, and contacts are never deleted
-      const plan = planUpdate(existing, input);
-      if (plan.kind === 'skip') return { action: 'skipped', contactId: existing.id, reason: plan.reason, eventIds: [] };
-      if (Object.keys(plan.changes).length === 0) return { action: 'updated', contactId: existing.id, eventIds: [] };
-      const { rowCount } = await db.query(
-        `UPDATE contacts SET name = coalesce($2, name), email = coalesce($3, email), updated_at = clock_timestamp()
-         WHERE id = $1 AND owner_fields = $4::text[]`,
-        [existing.id, plan.changes.name ?? null, plan.changes.email ?? null, existing.ownerFields],
-      );
-      if (rowCount > 0) return { action: 'updated', contactId: existing.id, eventIds: [] };
-    }
-  }
-
   return {
     /**
-     * Creates or updates the account's contact with this phone. A new contact and its
-     * `new_contact` event are written by one statement, so atomically and in one round trip.
-     * Concurrent upserts of a new phone meet on the unique (account_id, phone): one inserts,
-     * the others find its row and update.
+     * Creates or updates the account's contact with this phone, in one statement (so atomically,
+     * and in one round trip), with the new contact's `new_contact` event. On an existing contact,
+     * the upsert rules of src/domain/contact.ts are applied to the row as it is at that instant,
+     * under its lock, so an owner edit racing the upsert always wins: a field sent is written
+     * unless the owner holds it; a field not sent is never blanked; when every field sent is
+     * owner-held, nothing is written and the upsert is `skipped` (`owner_edited`). Concurrent
+     * upserts of a new phone meet on the unique (account_id, phone): one inserts, the others update.
      */
     async upsert(accountId: string, input: ValidContact, source: string): Promise<UpsertResult> {
       const id = randomUUID();
       const eventId = randomUUID();
-      const data = { contact_id: id, name: input.fields.name ?? '', phone: input.phone, source };
-      const inserted = await db.query(
-        `WITH created AS (
-           INSERT INTO contacts (id, account_id, phone, name, email, source) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (account_id, phone) DO NOTHING RETURNING id)
-         INSERT INTO events (id, account_id, event_type, data) SELECT $7, $2, 'new_contact', $8 FROM created`,
-        [id, accountId, input.phone, input.fields.name ?? null, input.fields.email ?? null, source, eventId, JSON.stringify(data)],
-      );
-      if (inserted.rowCount > 0) return { action: 'inserted', contactId: id, eventIds: [eventId] };
-      return updateExisting(accountId, input);
+      const { name = null, email = null } = input.fields;
+      const sent = Object.keys(input.fields);
+      const data = JSON.stringify({ contact_id: id, name: name ?? '', phone: input.phone, source });
+      for (;;) {
+        const { rows } = await db.query<{ id: string; action: UpsertResult['action'] }>(
+          `WITH upserted AS (
+             INSERT INTO contacts AS c (id, account_id, phone, name, email, source) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (account_id, phone) DO UPDATE SET
+               name = CASE WHEN 'name' = ANY(c.owner_fields) THEN c.name ELSE coalesce(EXCLUDED.name, c.name) END,
+               email = CASE WHEN 'email' = ANY(c.owner_fields) THEN c.email ELSE coalesce(EXCLUDED.email, c.email) END,
+               updated_at = clock_timestamp()
+             -- Only when a field sent and not owner-held differs: an upsert that changes nothing writes nothing.
+             WHERE (EXCLUDED.name IS NOT NULL AND NOT 'name' = ANY(c.owner_fields) AND EXCLUDED.name IS DISTINCT FROM c.name)
+                OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
+             RETURNING c.id, (c.xmax = 0) AS inserted),
+           fired AS (INSERT INTO events (id, account_id, event_type, data) SELECT $7, $2, 'new_contact', $8 FROM upserted WHERE inserted)
+           SELECT id, CASE WHEN inserted THEN 'inserted' ELSE 'updated' END AS action FROM upserted
+           UNION ALL
+           SELECT id, CASE WHEN cardinality($9::text[]) > 0 AND $9::text[] <@ owner_fields THEN 'skipped' ELSE 'updated' END
+           FROM contacts WHERE account_id = $2 AND phone = $3 AND NOT EXISTS (SELECT 1 FROM upserted)`,
+          [id, accountId, input.phone, name, email, source, eventId, data, sent],
+        );
+        const row = rows[0];
+        // None: the contact was committed by another upsert after this statement's snapshot, and
+        // nothing here changed it; the next try sees it.
+        if (!row) continue;
+        if (row.action === 'inserted') return { action: 'inserted', contactId: row.id, eventIds: [eventId] };
+        if (row.action === 'skipped') return { action: 'skipped', contactId: row.id, reason: 'owner_edited', eventIds: [] };
+        return { action: 'updated', contactId: row.id, eventIds: [] };
+      }
     },
 
     async findIdByPhone(accountId: string, phone: string) {

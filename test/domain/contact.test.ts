@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { planUpdate, validateContact, validateOwnerEdit, type StoredContact } from '../../src/domain/contact.js';
+import { validateContact, validateOwnerEdit } from '../../src/domain/contact.js';
 import { errorCode } from '../support/domainErrors.js';
 import { normalisePhone } from '../../src/domain/phone.js';
 
-
-const stored = (overrides: Partial<StoredContact> = {}): StoredContact => ({
-  id: '00000000-0000-4000-8000-000000000001',
-  phone: '+14155550100',
-  name: 'Stored Name',
-  email: 'stored@example.com',
-  source: 'zapier',
-  ownerFields: [],
-  ...overrides,
-});
 
 describe('normalisePhone', () => {
   it.each(['+1 (415) 555-0100', '+14155550100', '415-555-0100', '(415) 555 0100', '  +1 415.555.0100  '])(
@@ -77,40 +67,6 @@ describe('validateContact', () => {
       phone: '+14155550100',
       fields: { name: 'x'.repeat(256) },
     });
-  });
-});
-
-describe('planUpdate', () => {
-  it('updates every field sent when the owner holds none', () => {
-    const plan = planUpdate(stored(), { phone: '+14155550100', fields: { name: 'New', email: 'new@example.com' } });
-    expect(plan).toStrictEqual({ kind: 'update', changes: { name: 'New', email: 'new@example.com' } });
-  });
-
-  it('leaves an owner-held field out of the changes and writes the others', () => {
-    const plan = planUpdate(stored({ ownerFields: ['name'] }), { phone: '+14155550100', fields: { name: 'New', email: 'new@example.com' } });
-    expect(plan).toStrictEqual({ kind: 'update', changes: { email: 'new@example.com' } });
-  });
-
-  it('skips as owner_edited when every field sent is owner-held', () => {
-    expect(planUpdate(stored({ ownerFields: ['name'] }), { phone: '+14155550100', fields: { name: 'New' } })).toStrictEqual({
-      kind: 'skip',
-      reason: 'owner_edited',
-    });
-    expect(
-      planUpdate(stored({ ownerFields: ['email', 'name'] }), { phone: '+14155550100', fields: { name: 'New', email: 'n@example.com' } }),
-    ).toStrictEqual({ kind: 'skip', reason: 'owner_edited' });
-  });
-
-  it('changes nothing, without skipping, when only the phone is sent', () => {
-    expect(planUpdate(stored({ ownerFields: ['name', 'email'] }), { phone: '+14155550100', fields: {} })).toStrictEqual({
-      kind: 'update',
-      changes: {},
-    });
-  });
-
-  it('never carries an absent field into the changes, so a stored value is never blanked', () => {
-    const plan = planUpdate(stored(), { phone: '+14155550100', fields: { email: 'new@example.com' } });
-    expect(plan).toStrictEqual({ kind: 'update', changes: { email: 'new@example.com' } });
   });
 });
 
