@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../src/storage/database.js';
+import { openPglite } from '../src/storage/pglite.js';
 import { MIGRATIONS } from '../src/storage/migrations.js';
 import { createPostgresDatabase, engines } from './support/databases.js';
 

@@ -3,7 +3,7 @@
  * new_contact): upserts through the API against the store's own upsert on PGlite in this
  * process; and figure 5's contacts series on PGlite.
  */
-import { openPglite } from '../../src/storage/database.js';
+import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import type { BenchContext } from '../context.js';
 import { newContactLatency } from '../measure/deliveries.js';

@@ -3,7 +3,7 @@ import { createBullBoard } from '@bull-board/api';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { redisOptions, type BullSettings } from '../queue/bullmq.js';
+import { redisOptions, type BullSettings } from '../queue/redisConnection.js';
 
 export interface BullBoardSettings extends BullSettings {
   /** The queues shown, by name. */

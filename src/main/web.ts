@@ -1,10 +1,8 @@
+import type { Redis } from 'ioredis';
 import { buildApp } from '../api/app.js';
-import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
-import { bullBoard } from '../api/bullBoard.js';
-import { QUEUE_NAMES } from '../queue/bullmq.js';
-import { createRedisNewEvents, type NewEventsSignal } from '../queue/newEvents.js';
+import type { NewEventsSignal } from '../queue/newEvents.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
@@ -29,12 +27,8 @@ async function main(config: Config) {
   let rateLimitRedis: Redis | undefined;
   let stopEmbeddedEngine = async () => {};
   if (config.REDIS_URL) {
-    const redis = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
-    newEvents = createRedisNewEvents(redis, log);
-    admin = bullBoard({ ...redis, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
-    // Fail fast, like the producer: a request never waits on Redis for its rate-limit count.
-    rateLimitRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
-    rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
+    const { connectWebToRedis } = await import('./webRedis.js');
+    ({ newEvents, admin, rateLimitRedis } = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log));
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config));

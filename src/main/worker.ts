@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
-import { startWorkerEngine } from '../workers/deliveryEngine.js';
+import { startWorkerEngine } from '../workers/workerEngine.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 

@@ -1,7 +1,8 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DelayQueue } from './jobQueue.js';
+import { redisOptions, type BullSettings } from './redisConnection.js';
 
 /** `deliveries`: deliveries waiting for a later time at their target, one job per wait. */
 export const QUEUE_NAMES = ['deliveries'] as const;
@@ -24,27 +25,6 @@ const JOB_OPTIONS: JobsOptions = {
  */
 export const WAKE_EARLY_MS = 100;
 const delayUntil = (runAt: number) => Math.max(0, runAt - WAKE_EARLY_MS - Date.now());
-
-export interface BullSettings {
-  redisUrl: string;
-  prefix: string;
-}
-
-/**
- * Connection options rather than a shared client, so BullMQ owns each connection and closes it
- * cleanly with its queue or worker.
- */
-export function redisOptions(url: string): RedisOptions {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(parsed.port || 6379),
-    username: decodeURIComponent(parsed.username) || undefined,
-    password: decodeURIComponent(parsed.password) || undefined,
-    db: Number(parsed.pathname.slice(1) || 0),
-    tls: parsed.protocol === 'rediss:' ? {} : undefined,
-  };
-}
 
 /**
  * A producer. `failFast` gives up at once when Redis is away; a worker's producer waits for it.

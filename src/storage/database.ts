@@ -1,4 +1,3 @@
-import { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -26,7 +25,8 @@ export interface Database extends Sql {
  * Errors that mean the server could not be reached or dropped us: the request gets a clean 503
  * and may be retried; nothing it asked for was committed.
  */
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);
+// 53300: the server has no connection slot left (too_many_connections); like a refusal, it passes.
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '53300', '57P01', '57P02', '57P03']);
 
 function isConnectionError(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
@@ -114,25 +114,5 @@ export function openPostgres(url: string, options: { max?: number; log: Pick<Log
       }
     },
     close: () => pool.end(),
-  };
-}
-
-/** PGlite is one connection in this process; it serialises queries and transactions itself. */
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const db = await PGlite.create(dataDir);
-  const adapt = (sql: Pick<PGlite, 'query' | 'exec'>): Sql => ({
-    query: async (text, params) => {
-      const result = await sql.query<never>(text, params);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
-    },
-    exec: async (text) => {
-      await sql.exec(text);
-    },
-  });
-  return {
-    engine: 'pglite',
-    ...adapt(db),
-    transaction: (work) => db.transaction((tx) => work(adapt(tx))),
-    close: () => db.close(),
   };
 }

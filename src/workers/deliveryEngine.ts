@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
-import { createBullProducer, startBullWorker, type BullSettings } from '../queue/bullmq.js';
 import type { DelayQueue } from '../queue/jobQueue.js';
 import { createLocalQueue } from '../queue/localQueue.js';
-import { createLocalNewEvents, listenForNewEvents } from '../queue/newEvents.js';
+import { createLocalNewEvents } from '../queue/newEvents.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
 import { startFanOut } from './fanOut.js';
@@ -13,10 +12,7 @@ import type { DeliveryJob } from './jobs.js';
 import { startOutboxRelay } from './outboxRelay.js';
 import { createLocalPacer, type Pacer } from './pacer.js';
 import { createPoster } from './poster.js';
-import { createRedisPacer } from './redisPacer.js';
 
-/** Delay-queue jobs handed over at once: each is only handed to the local queue. */
-const HAND_OVER_CONCURRENCY = 32;
 /** Fan-out keeps at most this many deliveries per concurrent POST ready in the local queue. */
 const READY_PER_SLOT = 4;
 
@@ -32,7 +28,7 @@ export interface EngineDeps {
  * delivery handler behind it, and the relay of overdue deliveries. `delayQueue` keeps deliveries
  * that wait long (BullMQ); without it they wait on timers in the process.
  */
-function startEngine({ config, store, metrics, log }: EngineDeps, pacer: Pacer, delayQueue: DelayQueue<DeliveryJob> | undefined) {
+export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: Pacer, delayQueue: DelayQueue<DeliveryJob> | undefined) {
   const poster = createPoster({
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
@@ -80,29 +76,4 @@ export function startEmbeddedEngine(deps: EngineDeps) {
   const newEvents = createLocalNewEvents();
   newEvents.listen(engine.wakeFanOut);
   return { newEvents, stop: engine.stop };
-}
-
-/**
- * A worker process's engine: the Redis pacer shared by all workers, BullMQ's delayed jobs for
- * deliveries that wait long, and the web processes' new-events ring.
- */
-export function startWorkerEngine(deps: EngineDeps, redis: BullSettings) {
-  const { config, log } = deps;
-  const delayQueue = createBullProducer<DeliveryJob>(redis, 'deliveries', { log, failFast: false });
-  const engine = startEngine(deps, createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log), delayQueue);
-  const handOver = startBullWorker<DeliveryJob>(
-    redis,
-    'deliveries',
-    async (job) => void engine.deliveries.add([{ id: job.deliveryId, data: job, runAt: job.dueAt, priority: job.turn }]),
-    { concurrency: HAND_OVER_CONCURRENCY, lockMs: config.WORKER_LOCK_MS, log },
-  );
-  const rings = listenForNewEvents(redis, engine.wakeFanOut, log);
-  return {
-    /** Takes no new jobs, lets running deliveries finish, then closes connections. */
-    async stop() {
-      await Promise.all([handOver.close(), rings.close()]);
-      await engine.stop();
-      await delayQueue.close();
-    },
-  };
 }

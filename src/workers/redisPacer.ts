@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { paceLimits, SOON_MS } from '../domain/pacing.js';
-import { redisOptions } from '../queue/bullmq.js';
+import { redisOptions } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
 /**

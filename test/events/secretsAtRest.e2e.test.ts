@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../../src/storage/database.js';
+import { openPglite } from '../../src/storage/pglite.js';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { client } from '../support/client.js';
 import { freePort, startProcess, startWeb, stopAllProcesses } from '../support/processes.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openPglite } from '../../src/storage/database.js';
+import { openPglite } from '../../src/storage/pglite.js';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { createPostgresDatabase, type Engine } from '../support/databases.js';
 

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBullProducer, redisOptions, startBullWorker, WAKE_EARLY_MS } from '../../src/queue/bullmq.js';
+import { createBullProducer, startBullWorker, WAKE_EARLY_MS } from '../../src/queue/bullmq.js';
+import { redisOptions } from '../../src/queue/redisConnection.js';
 import type { DelayQueue } from '../../src/queue/jobQueue.js';
 import { redisForTest, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 

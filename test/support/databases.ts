@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabase } from '../../kit/databases.js';
-import { openPglite, openPostgres, type Database } from '../../src/storage/database.js';
+import { openPostgres, type Database } from '../../src/storage/database.js';
+import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 

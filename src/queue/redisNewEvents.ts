@@ -1,0 +1,59 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { NewEventsSignal } from './newEvents.js';
+import { redisOptions, type BullSettings } from './redisConnection.js';
+
+const channelOf = (prefix: string) => `${prefix}:new-events`;
+
+/**
+ * Rings in-flight coalesce: while one publish is on its way, further notifies make one more
+ * after it, however many there were. A thousand events a second then cost a few publishes each
+ * round trip, not a thousand.
+ */
+function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) {
+  let publishing = false;
+  let again = false;
+  const ring = () => {
+    publishing = true;
+    again = false;
+    publish()
+      .catch((error: unknown) => log.debug({ err: error }, 'new-events signal not sent; the fan-out finds the events at its next poll'))
+      .finally(() => {
+        publishing = false;
+        if (again) ring();
+      });
+  };
+  return () => {
+    if (publishing) again = true;
+    else ring();
+  };
+}
+
+/** The web process's side: publishes on Redis, failing fast when Redis is away (requests never wait on it). */
+export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Logger): NewEventsSignal {
+  const redis = new Redis({ ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (error) => log.warn({ err: error }, 'new-events signal: Redis unavailable; fan-out falls back to polling'));
+  const channel = channelOf(prefix);
+  return {
+    notify: coalesced(() => redis.publish(channel, '1'), log),
+    ping: async () => {
+      await redis.ping();
+    },
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
+
+/** A worker's side: calls `listener` on every ring; waits for Redis when it is away. */
+export function listenForNewEvents({ redisUrl, prefix }: BullSettings, listener: () => void, log: Logger) {
+  const redis = new Redis({ ...redisOptions(redisUrl), maxRetriesPerRequest: null });
+  redis.on('error', (error) => log.warn({ err: error }, 'new-events signal: waiting for Redis; fan-out polls meanwhile'));
+  redis.on('message', listener);
+  void redis.subscribe(channelOf(prefix)).catch((error: unknown) => log.warn({ err: error }, 'could not subscribe to the new-events signal'));
+  return {
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}

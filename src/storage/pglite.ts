@@ -1,0 +1,66 @@
+import { PGlite } from '@electric-sql/pglite';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import v8 from 'node:v8';
+import type { Database, Sql } from './database.js';
+
+/**
+ * PGlite's own settings, for a process that must fit a small box. PostgreSQL's default 128 MB of
+ * shared buffers would all be resident in the WebAssembly heap; 16 MB hold the working set of this
+ * schema (one process, one connection), and the operating system's page cache holds the rest.
+ */
+export const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+
+/** Where a new cluster is made before it is moved into DATA_DIR; PG_VERSION moves last. */
+const INITDB_DIR = '.initdb';
+const initdbScript = fileURLToPath(new URL('./pgliteInitdb.js', import.meta.url));
+
+/**
+ * Makes a new cluster in DATA_DIR, in a short-lived child process: initdb leaves about 580 MiB
+ * behind in the process that runs it, even after a collection, which a long-lived server would
+ * then carry for good. The cluster is made aside and moved in with PG_VERSION last, so a start
+ * cut short leaves no half-made cluster that PGlite would take for a real one.
+ */
+async function initdbInChild(dataDir: string) {
+  const aside = join(dataDir, INITDB_DIR);
+  rmSync(aside, { recursive: true, force: true });
+  mkdirSync(aside, { recursive: true });
+  await promisify(execFile)(process.execPath, [initdbScript, aside], { env: process.env });
+  const entries = readdirSync(aside).sort((a, b) => Number(a === 'PG_VERSION') - Number(b === 'PG_VERSION'));
+  for (const entry of entries) {
+    rmSync(join(dataDir, entry), { recursive: true, force: true }); // a leftover of a start cut short
+    renameSync(join(aside, entry), join(dataDir, entry));
+  }
+  rmSync(aside, { recursive: true, force: true });
+}
+
+/**
+ * PGlite is one connection in this process; it serialises queries and transactions itself. With
+ * `dataDir` absent it lives in memory (tests). V8 compiles PGlite's WebAssembly once, with its
+ * baseline compiler only: the optimised second compilation would keep about 40 MiB more code
+ * resident, for queries whose time goes to PostgreSQL's own work either way (measured in
+ * `npm run bench`).
+ */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  v8.setFlagsFromString('--liftoff-only');
+  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initdbInChild(dataDir);
+  const db = await PGlite.create(dataDir, { postgresqlconf: PGLITE_SETTINGS });
+  const adapt = (sql: Pick<PGlite, 'query' | 'exec'>): Sql => ({
+    query: async (text, params) => {
+      const result = await sql.query<never>(text, params);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    },
+    exec: async (text) => {
+      await sql.exec(text);
+    },
+  });
+  return {
+    engine: 'pglite',
+    ...adapt(db),
+    transaction: (work) => db.transaction((tx) => work(adapt(tx))),
+    close: () => db.close(),
+  };
+}
