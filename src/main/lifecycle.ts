@@ -2,13 +2,29 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 
-/** JSON logs; anything that could hold a key is redacted even if a future log line includes it. */
-export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>, role: string) =>
-  pino({
-    level: config.LOG_LEVEL,
-    base: { role, pid: process.pid },
-    redact: ['req.headers.authorization', 'headers.authorization', 'key', '*.key'],
-  });
+/** Log lines are written out at least this often, or when 4 KiB have gathered. */
+const LOG_FLUSH_MS = 100;
+
+/**
+ * JSON logs; anything that could hold a key is redacted even if a future log line includes it.
+ * Lines are buffered and written 4 KiB or 100 ms at a time, not one write each: a busy process
+ * logs a line per request and per delivery, and a write per line was a tenth of its CPU. What is
+ * buffered is written before the process exits, and at most 100 ms of lines are lost with a
+ * crash.
+ */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, role: string) {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  process.on('exit', () => destination.flushSync());
+  return pino(
+    {
+      level: config.LOG_LEVEL,
+      base: { role, pid: process.pid },
+      redact: ['req.headers.authorization', 'headers.authorization', 'key', '*.key'],
+    },
+    destination,
+  );
+}
 
 /** Prints a start-up problem as one clear line and exits non-zero, instead of a stack trace. */
 export function exitWith(message: string): never {

@@ -5,6 +5,8 @@ import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
 import type { ServiceDeps } from './index.js';
 import { announceEvents } from './publish.js';
+import { groupCommit } from '../storage/groupCommit.js';
+import type { CallToRecord } from '../storage/calls.js';
 
 export interface CallInput extends CallReport {
   conversation_id?: string | undefined;
@@ -15,6 +17,8 @@ export interface CallInput extends CallReport {
 
 /** Finished calls, as telephony reports them. */
 export function callServices({ store, newEvents, config }: ServiceDeps) {
+  // Calls reported at the same time share one statement and one commit.
+  const recorded = groupCommit((calls: CallToRecord[]) => store.calls.record(calls));
   return {
     /** Records a finished conversation and fires its events; a conversation reported twice fires once. */
     async report(accountId: string, call: CallInput) {
@@ -31,11 +35,11 @@ export function callServices({ store, newEvents, config }: ServiceDeps) {
         summary: call.summary,
       };
       const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
-      const eventIds = await store.calls.record(
+      const eventIds = await recorded.submit({
         accountId,
-        { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
+        call: { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
         events,
-      );
+      });
       announceEvents(newEvents, eventIds);
       // No ids for events that should fire means the conversation was reported before.
       return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };

@@ -12,38 +12,59 @@ export interface CallRecord {
   summary: string;
 }
 
+/** One finished call to record, with the events it fires. */
+export interface CallToRecord {
+  accountId: string;
+  call: CallRecord;
+  events: PendingEvent[];
+}
+
 export function callQueries(db: Database) {
   return {
     /**
-     * Records a finished call and its events in one statement (so atomically, in one round trip)
-     * and returns the event ids. A conversation already recorded for the account records nothing
-     * and returns none: a report sent twice fires once.
+     * Records finished calls and their events in one statement (so atomically, in one round trip
+     * and one commit, however many calls), and returns each call's event ids. A conversation
+     * already recorded for its account records nothing and gets none: a report sent twice fires
+     * once, and of two reports of one conversation in the same batch, the first.
      */
-    async record(accountId: string, call: CallRecord, events: PendingEvent[]): Promise<string[]> {
+    async record(calls: CallToRecord[]): Promise<string[][]> {
+      const events = calls.flatMap(({ events: fired }, n) => fired.map((event) => ({ n: n + 1, id: randomUUID(), ...event })));
+      const column = <T>(read: (entry: CallToRecord) => T) => calls.map(read);
       const { rows } = await db.query<{ id: string }>(
-        `WITH call AS (
+        `WITH input AS (
+           SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[])
+             WITH ORDINALITY AS c (account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary, n)),
+         first AS (SELECT DISTINCT ON (account_id, conversation_id) * FROM input ORDER BY account_id, conversation_id, n),
+         recorded AS (
            INSERT INTO calls (account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id, conversation_id) DO NOTHING
-           RETURNING account_id)
+           SELECT account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary FROM first
+           ON CONFLICT (account_id, conversation_id) DO NOTHING
+           RETURNING account_id, conversation_id)
          INSERT INTO events (id, account_id, event_type, data)
-         SELECT fired.id, call.account_id, fired.type, fired.data
-         FROM call, unnest($9::uuid[], $10::text[], $11::json[]) AS fired (id, type, data)
+         SELECT fired.id, first.account_id, fired.type, fired.data
+         FROM unnest($9::int[], $10::uuid[], $11::text[], $12::json[]) AS fired (n, id, type, data)
+         JOIN first ON first.n = fired.n
+         JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id
          RETURNING id`,
         [
-          accountId,
-          call.conversationId,
-          call.channel,
-          call.outcome,
-          call.spam,
-          call.callerName,
-          call.callerNumber,
-          call.summary,
-          events.map(() => randomUUID()),
+          column((entry) => entry.accountId),
+          column((entry) => entry.call.conversationId),
+          column((entry) => entry.call.channel),
+          column((entry) => entry.call.outcome),
+          column((entry) => entry.call.spam),
+          column((entry) => entry.call.callerName),
+          column((entry) => entry.call.callerNumber),
+          column((entry) => entry.call.summary),
+          events.map((event) => event.n),
+          events.map((event) => event.id),
           events.map((event) => event.type),
           events.map((event) => JSON.stringify(event.data)),
         ],
       );
-      return rows.map((row) => row.id);
+      const fired = calls.map((): string[] => []);
+      const recordedIds = new Set(rows.map((row) => row.id));
+      for (const event of events) if (recordedIds.has(event.id)) fired[event.n - 1]!.push(event.id);
+      return fired;
     },
   };
 }

@@ -4,7 +4,7 @@ import { envelopeBody } from '../domain/events.js';
 import type { DelayedJob, DelayQueue } from '../queue/jobQueue.js';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js';
 import type { Store } from '../storage/store.js';
-import { groupCommit } from './groupCommit.js';
+import { groupCommit } from '../storage/groupCommit.js';
 import type { DeliveryJob } from './jobs.js';
 import { untilDone } from './retry.js';
 
