@@ -23,9 +23,17 @@ export const DEFAULT_RETRY_AFTER_MS = 1_000;
  * delays some POSTs more than others. So the gate lets at most `rate` POSTs leave in any window
  * of 1000 ms plus this allowance: arrivals may then differ in delay by up to this much and no
  * second at the receiver holds more than `rate`, at 1/s as at 100/s. It costs the same share of
- * the rate at every rate (1000 / 1080: 7%).
+ * the rate at every rate (1000 / 1080: 7%). Half of it is the sender's (LATE_DEPARTURE_MS), half
+ * the network's and the receiver's.
  */
 export const JITTER_ALLOWANCE_MS = 80;
+
+/**
+ * A delivery that would leave later than this after the departure the gate granted it (its
+ * process stalled: a long query, a collection, a burst of work) does not leave then: it passes
+ * the gate again, keeping its place, so no stall can bunch the POSTs of one target together.
+ */
+export const LATE_DEPARTURE_MS = JITTER_ALLOWANCE_MS / 2;
 
 export interface PaceLimits {
   /**

@@ -48,6 +48,11 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
       registers: [registry],
     }),
+    lateDepartures: new Counter({
+      name: 'webhook_late_departures_total',
+      help: 'Deliveries that would have left later than their granted departure (the process stalled) and passed the gate again',
+      registers: [registry],
+    }),
     throttled: new Counter({
       name: 'webhook_throttled_total',
       help: 'Deliveries answered 429 or 503: recorded failed, and their target held for its Retry-After',

@@ -15,6 +15,8 @@ export interface ClaimedDelivery {
   hook_id: string;
   queued_at: Date;
   attempted_at: Date;
+  /** Who claimed it: given back with it when nothing was sent. */
+  claim_token: string;
 }
 
 export type DeliveryOutcome = {
@@ -46,7 +48,7 @@ export function deliveryQueries(db: Sql) {
            AND h.id = d.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id
          RETURNING d.id AS delivery_id, d.event_id, e.event_type, e.data::text AS data, h.secret, h.target_url, h.id AS hook_id,
-           d.queued_at, d.attempted_at`,
+           d.queued_at, d.attempted_at, d.claim_token`,
         [deliveryIds, token],
       );
       return rows;
@@ -62,6 +64,14 @@ export function deliveryQueries(db: Sql) {
            SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id
            WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)`,
         [deliveryIds],
+      );
+    },
+
+    /** Gives a claim back, to `queued`, when nothing was sent under it. Only its claimant can. */
+    async giveBack(deliveryId: string, token: string) {
+      await db.query(
+        `UPDATE deliveries SET status = 'queued', attempted_at = NULL, claim_token = NULL WHERE id = $1 AND status = 'sending' AND claim_token = $2`,
+        [deliveryId, token],
       );
     },
 

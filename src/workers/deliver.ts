@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createTurnCounter, isThrottled, retryAfterMs } from '../domain/pacing.js';
+import { createTurnCounter, isThrottled, LATE_DEPARTURE_MS, retryAfterMs } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -77,8 +77,12 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     metrics.deliveries.inc({ outcome: 'expired' });
   }
 
-  /** Claims and sends; `posted()` is called as soon as the POST is over: it no longer counts as in flight. */
-  async function send(deliveryId: string, signal: AbortSignal, posted: () => void) {
+  /**
+   * Claims and sends at the departure granted, `departAt`; `posted()` is called as soon as the
+   * POST is over (it no longer counts as in flight). Says 'late' when the claim came too late
+   * for the departure: it is given back, nothing sent, and the delivery passes the gate again.
+   */
+  async function send(deliveryId: string, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
     const claimed = await writes.claim.submit(deliveryId);
     if (!claimed) {
       // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
@@ -88,6 +92,11 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
+    if (Date.now() > departAt + LATE_DEPARTURE_MS) {
+      await untilDone('giving a claim back', () => store.deliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
+      metrics.lateDepartures.inc();
+      return 'late';
+    }
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
     const headers = {
       'content-type': 'application/json',
@@ -120,8 +129,11 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (gated.kind === 'expired') return expire(job.deliveryId, signal);
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed: a crash now loses nothing.
+    const departAt = Date.now() + gated.inMs;
     if (gated.inMs > 0) await sleep(gated.inMs);
-    await send(job.deliveryId, signal, release);
+    const late = Date.now() > departAt + LATE_DEPARTURE_MS;
+    if (late) metrics.lateDepartures.inc();
+    if (late || (await send(job.deliveryId, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };
   return { deliver, settled: writes.settled };
 }

@@ -90,6 +90,27 @@ describe.each(stackModes())('pacing deliveries, %s', (mode) => {
     expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(2_000 - 100);
     expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(5);
   });
+  it('never lets a receiver count more than the limit in any sliding second, at 1/s and 5/s, while the service is busy', async () => {
+    const paced = [
+      { path: '/one-a-second', perSecond: 1 },
+      { path: '/five-a-second', perSecond: 5 },
+    ];
+    for (const { path, perSecond } of paced) {
+      expect((await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}${path}`, max_per_second: perSecond })).status).toBe(201);
+    }
+    // Busy meanwhile: two unpaced hooks take every event at once, and a CRM sync keeps coming.
+    for (const path of ['/busy-a', '/busy-b']) {
+      expect((await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}${path}`, max_per_second: 1000 })).status).toBe(201);
+    }
+    await crmSync(stack, 30, 4_155_570_000);
+    await crmSync(stack, 100, 4_155_571_000);
+    await waitUntil(() => paced.every(({ path }) => stack.received(path).length >= 8), 30_000);
+    for (const { path, perSecond } of paced) {
+      const arrivals = stack.received(path).map((request) => request.receivedAt);
+      console.info(`[pacing ${mode}] ${path}: ${arrivals.length} POSTs, busiest second ${busiestWindow(arrivals, 1000)}, gaps ${arrivals.slice(1).map((at, i) => at - arrivals[i]!).join(' ')}`);
+      expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(perSecond);
+    }
+  });
 });
 
 describe.each(stackModes())('bounded waiting, %s', (mode) => {
