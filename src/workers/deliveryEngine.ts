@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { createBullProducer, startBullWorker } from '../queue/bullmq.js';
 import { createEmbeddedQueue } from '../queue/embeddedQueue.js';
 import type { JobQueue } from '../queue/jobQueue.js';
+import { listenCertificateFingerprints } from '../storage/listenCertificates.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
 import { createFanOut } from './fanOut.js';
@@ -32,6 +33,7 @@ function createDelivery({ config, store, metrics, log }: EngineDeps, pacer: Pace
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
     dns: { timeoutMs: config.DELIVERY_DNS_TIMEOUT_MS, servers: config.DELIVERY_DNS_SERVERS },
+    trustedCertificates: () => listenCertificateFingerprints(config.DATA_DIR),
   });
   const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
   const inFlight = createInFlightLimits({
