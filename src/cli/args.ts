@@ -12,7 +12,8 @@ export const USAGE = `Usage:
   contact-hooks --help
 
 Manages the API keys of the service, on the same storage as the server: the PostgreSQL database
-at DATABASE_URL, or else the embedded database in DATA_DIR (default ./data).
+at DATABASE_URL, or else the embedded database in DATA_DIR (default ./data); and receives
+deliveries locally, for development (listen).
 
   keys create   Issues a key for an account. The key is printed once and only its hash is kept.
                 --source labels the integration (lowercase, no spaces; default "api").
@@ -141,15 +142,13 @@ export function parseCommand(argv: string[]): Command {
   }
 }
 
-type ParsedValues = ReturnType<typeof parseArgs<{ options: Record<string, { type: 'string' | 'boolean' }> }>>['values'];
-
 /** A whole number within [min, max], or a usage error naming the option. */
 function wholeNumber(option: string, text: string, min: number, max: number) {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`--${option} must be a whole number from ${min} to ${max}`);
   return Number(text);
 }
 
-function parseListen(values: ParsedValues, rest: string[]): ListenCommand {
+function parseListen(values: Record<string, string | boolean | undefined>, rest: string[]): ListenCommand {
   const extra = Object.keys(values).filter((option) => !['key', 'events', 'port', 'server', 'exit-after', 'json'].includes(option));
   if (extra.length > 0) throw new UsageError(`listen does not take ${extra.map((option) => `--${option}`).join(', ')}`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
