@@ -14,9 +14,15 @@ export function trustListenCertificates(options: buildConnector.BuildOptions, tr
   return (connectOptions, callback) =>
     connect(connectOptions, (error, socket) => {
       if (error) return callback(error, null);
-      if (!(socket instanceof TLSSocket) || socket.authorized || trusted().has(socket.getPeerCertificate().fingerprint256)) {
-        return callback(null, socket!);
+      if (!(socket instanceof TLSSocket) || socket.authorized) return callback(null, socket!);
+      let pinned: boolean;
+      try {
+        pinned = trusted().has(socket.getPeerCertificate().fingerprint256);
+      } catch (readError) {
+        socket.destroy();
+        return callback(readError as Error, null);
       }
+      if (pinned) return callback(null, socket);
       socket.destroy();
       const reason = String(socket.authorizationError);
       callback(Object.assign(new Error(`the target's certificate is not trusted (${reason})`), { code: reason }), null);
