@@ -13,6 +13,7 @@ import { deliveryThroughput } from './figures/deliveryThroughput.js';
 import { fanOut } from './figures/fanOut.js';
 import { latency } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
+import { restartTime } from './figures/restartTime.js';
 import { saturatedTarget } from './figures/saturatedTarget.js';
 import { upsertsPglite } from './figures/upsertsPglite.js';
 import { upsertsPostgres } from './figures/upsertsPostgres.js';
@@ -53,6 +54,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
 
   results.push(await upsertsPglite(ctx));
   results.push(await pacedRateEmbedded(ctx));
+  results.push(await restartTime(ctx));
   return results;
 }
 

@@ -38,6 +38,7 @@ const configSchema = z.object({
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Deliveries a worker (or the embedded process) sends at once; one waiting for its slot holds none. */
   DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  /** Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback; refused in production. */
   DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
   /** POSTs per second to one target URL, unless its subscription set max_per_second. Zapier refuses above ~30/s. */
   DELIVERY_RATE_PER_TARGET: z.coerce.number().positive().max(1_000_000).default(20),
@@ -90,19 +91,45 @@ const configSchema = z.object({
     .optional(),
   /** Bull Board can empty, clean, retry and add jobs only when this is true. */
   BULL_BOARD_WRITABLE: boolean.default(false),
+  /** Node's own; read here only so that production refuses development-only settings. */
+  NODE_ENV: z.string().optional(),
 });
 
 /** Past the delivery timeout, the time a POST in flight at shutdown has to record its outcome. */
 const SHUTDOWN_MARGIN_MS = 5_000;
 
-const withDerivedDefaults = configSchema.transform((config) => ({
-  ...config,
-  SHUTDOWN_GRACE_MS: config.SHUTDOWN_GRACE_MS ?? config.DELIVERY_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
-}));
+const withDerivedDefaults = configSchema
+  .superRefine((config, context) => {
+    // A production server that delivers to its own network is an SSRF hole, however it got the setting.
+    if (config.NODE_ENV === 'production' && config.DELIVERY_ALLOW_PRIVATE_NETWORKS) {
+      context.addIssue({
+        code: 'custom',
+        path: ['DELIVERY_ALLOW_PRIVATE_NETWORKS'],
+        message: 'refused when NODE_ENV=production: it lifts the SSRF guard, for development and tests only',
+      });
+    }
+  })
+  .transform((config) => ({
+    ...config,
+    SHUTDOWN_GRACE_MS: config.SHUTDOWN_GRACE_MS ?? config.DELIVERY_TIMEOUT_MS + SHUTDOWN_MARGIN_MS,
+  }));
 
 export type Config = z.infer<typeof withDerivedDefaults>;
 
 export class ConfigError extends Error {}
+
+/**
+ * Reads `.env` from the working directory into the environment, when there is one. A variable
+ * already in the environment wins over the file (Node's own rule for process.loadEnvFile).
+ */
+export function loadDotEnv(path = '.env') {
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new ConfigError(`Invalid configuration:\n  ${path}: ${(error as Error).message}`);
+  }
+}
 
 /** Parses the environment once, at start; a bad value stops the process with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

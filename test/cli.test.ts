@@ -134,6 +134,7 @@ describe('usage', () => {
     expect(run.stdout).toContain('contact-hooks keys list --account <id>');
     expect(run.stdout).toContain('contact-hooks keys rotate <key-id>');
     expect(run.stdout).toContain('contact-hooks keys revoke <key-id>');
+    expect(run.stdout).toContain('contact-hooks listen --key <api-key> --events <type,...>');
     expect(run.stderr).toBe('');
   });
 
@@ -152,6 +153,17 @@ describe('usage', () => {
     [['keys', 'revoke']],
     [['keys', 'revoke', 'a', 'b']],
     [['keys', 'revoke', '--account', 'acme']],
+    [['keys', 'create', '--account', 'acme', '--json', '--quiet']],
+    [['keys', 'list', '--account', 'acme', '--quiet']],
+    [['listen']],
+    [['listen', '--key', 'chk_x']],
+    [['listen', '--events', 'new_contact']],
+    [['listen', '--key', 'chk_x', '--events', 'new_contact,bogus']],
+    [['listen', '--key', 'chk_x', '--events', 'new_contact', '--port', '70000']],
+    [['listen', '--key', 'chk_x', '--events', 'new_contact', '--exit-after', '0']],
+    [['listen', '--key', 'chk_x', '--events', 'new_contact', '--server', 'localhost:3000']],
+    [['listen', '--key', 'chk_x', '--events', 'new_contact', '--account', 'acme']],
+    [['listen', 'now', '--key', 'chk_x', '--events', 'new_contact']],
   ])('%j is a usage error: exit 2 with the usage text, storage untouched', async (args) => {
     const { DATA_DIR } = env();
     const run = await cli(args, { DATA_DIR });
@@ -335,7 +347,7 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
     return ((await response.json()) as { key: string }).key;
   };
 
-  it('without INTERNAL_API_TOKEN the CLI refuses, naming the pid, and does not open the database', async () => {
+  it('without INTERNAL_API_TOKEN (the server has its own, so none is stored) the CLI refuses, naming the pid, and does not open the database', async () => {
     for (const args of [
       ['keys', 'create', '--account', 'acme', '--json'],
       ['keys', 'list', '--account', 'acme'],
@@ -419,11 +431,18 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
   });
 });
 
-describe('beside a server without INTERNAL_API_TOKEN, or a holder with no address', () => {
-  it('a CLI that has a token reports that the server has no first-party API', async () => {
+describe('beside a server started without INTERNAL_API_TOKEN, or a holder with no address', () => {
+  it('the CLI uses the token the server stored in DATA_DIR, and one given that differs is refused, naming its source', async () => {
     const env = { DATA_DIR: join(tempDir(), 'data') };
     const server = await startServer(env);
     try {
+      const created = await createKey(env, 'stored-token');
+      expect((await upsertContact(server, created.key)).status).toBe(200);
+      const quiet = await cli(['keys', 'create', '--account', 'stored-token', '--quiet'], env);
+      expect(quiet.code).toBe(0);
+      expect(quiet.stdout).toMatch(/^chk_[A-Za-z0-9_-]{43}\n$/);
+      expect((await upsertContact(server, quiet.stdout.trim())).status).toBe(200);
+
       for (const args of [
         ['keys', 'list', '--account', 'acme'],
         ['keys', 'rotate', '3f0c8a1e-2b4d-4c6e-8f00-1a2b3c4d5e6f'],
@@ -432,7 +451,7 @@ describe('beside a server without INTERNAL_API_TOKEN, or a holder with no addres
         const run = await cli(args, { ...env, INTERNAL_API_TOKEN: TOKEN });
         expect(run.code).toBe(1);
         expect(run.stderr).toContain(String(server.pid));
-        expect(run.stderr).toMatch(/without INTERNAL_API_TOKEN/);
+        expect(run.stderr).toMatch(/refused the token from INTERNAL_API_TOKEN/);
       }
     } finally {
       await stop(server);

@@ -21,4 +21,15 @@ describe('configuration', () => {
     expect(loadConfig({ BULL_BOARD_WRITABLE: 'true' }).BULL_BOARD_WRITABLE).toBe(true);
     expect(() => loadConfig({ BULL_BOARD_WRITABLE: 'yes' })).toThrow(ConfigError);
   });
+
+  it('lifts the SSRF guard only outside production: NODE_ENV=production refuses DELIVERY_ALLOW_PRIVATE_NETWORKS, naming it', () => {
+    expect(loadConfig({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }).DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development', DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }).DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }).DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }).DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(false);
+    expect(() => loadConfig({ NODE_ENV: 'production', DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' })).toThrow(
+      /DELIVERY_ALLOW_PRIVATE_NETWORKS: refused when NODE_ENV=production/,
+    );
+  });
 });
+

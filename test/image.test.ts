@@ -40,7 +40,8 @@ function runtimeImports(dir = join(root, 'dist/src')): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return runtimeImports(path);
     if (!entry.name.endsWith('.js')) return [];
-    const specifiers = [...readFileSync(path, 'utf8').matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
+    // Not after a dot: `Buffer.from('localhost')` is a call, not an import.
+    const specifiers = [...readFileSync(path, 'utf8').matchAll(/(?<!\.)\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
     return specifiers
       .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:') && !builtinModules.includes(specifier))
       .map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));

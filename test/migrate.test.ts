@@ -20,7 +20,7 @@ describe.each(engines())('migrate on %s', (engine) => {
     if (engine === 'postgres') {
       const database = await createPostgresDatabase();
       try {
-        for (let i = 0; i < 2; i++) expect((await migrate({ DATABASE_URL: database.url })).stdout).toContain('migrations applied');
+        for (let i = 0; i < 2; i++) expect((await migrate({ DATABASE_URL: database.url })).stdout).toBe('migrations applied to the PostgreSQL database at DATABASE_URL\n');
         const client = new pg.Client({ connectionString: database.url });
         await client.connect();
         const { rows } = await client.query('SELECT max(version) AS version, count(*)::int AS n FROM schema_migrations');
@@ -33,7 +33,12 @@ describe.each(engines())('migrate on %s', (engine) => {
     }
     const dataDir = mkdtempSync(join(tmpdir(), 'contact-hooks-migrate-'));
     try {
-      for (let i = 0; i < 2; i++) expect((await migrate({ DATA_DIR: dataDir })).stdout).toContain('migrations applied');
+      // Without DATABASE_URL it says which database it was, and what that means for a release phase.
+      for (let i = 0; i < 2; i++) {
+        const { stdout } = await migrate({ DATA_DIR: dataDir });
+        expect(stdout).toContain(`migrations applied to the embedded PGlite database in ${dataDir} (DATA_DIR), because DATABASE_URL is unset.`);
+        expect(stdout).toMatch(/on a platform, set DATABASE_URL so that release migrates PostgreSQL/);
+      }
       const db = await openPglite(dataDir);
       const { rows } = await db.query<{ version: number; n: number }>('SELECT max(version) AS version, count(*)::int AS n FROM schema_migrations');
       await db.close();

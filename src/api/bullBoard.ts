@@ -34,9 +34,19 @@ export function bullBoard({ redisUrl, prefix, queueNames, writable }: BullBoardS
         if (request.method !== 'GET' && request.method !== 'HEAD') return reply.status(405).header('allow', 'GET, HEAD').send({ error: 'read_only' });
       });
     }
+    app.addHook('onSend', async (_request, reply, payload) =>
+      typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html') ? withoutThirdPartyFonts(payload) : payload,
+    );
     const serverAdapter = new FastifyAdapter();
     createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !writable })), serverAdapter });
     serverAdapter.setBasePath('/admin/queues');
     await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
   };
 }
+
+/**
+ * Bull Board's page links its fonts from fonts.googleapis.com: offline that request fails, and
+ * online every operator's page load would tell Google. Without the link the page uses the
+ * browser's sans-serif and monospace fonts, and asks nothing of any other host.
+ */
+const withoutThirdPartyFonts = (html: string) => html.replace(/<link\b[^>]*\bhref="https:\/\/fonts\.(googleapis|gstatic)\.com[^>]*>\s*/g, '');

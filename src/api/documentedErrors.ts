@@ -21,7 +21,9 @@ export const ERROR_CODES = {
   invalid_email: [400, 'The email is not shaped like x@y.z, or is over 254 characters.'],
   invalid_caller_number: [400, 'A call that fires events has a caller number that is not a possible phone number.'],
   unauthorized: [401, 'The credential is missing, malformed, unknown or revoked.'],
-  not_found: [404, 'Nothing with that id here: unknown, malformed, deleted, or not the caller’s.'],
+  not_found: [404, 'Nothing with that id here: unknown, malformed, deleted, or not the caller’s; or no route at that path.'],
+  method_not_allowed: [405, 'The path takes other methods; the Allow header lists them.'],
+  request_timeout: [408, 'The request, headers and body, was not complete within REQUEST_TIMEOUT_MS (default 30 s); the connection is closed.'],
   hook_limit_reached: [409, 'The key already holds MAX_HOOKS_PER_KEY subscriptions (default 100).'],
   payload_too_large: [413, 'The body is over 64 KiB.'],
   unsupported_media_type: [415, 'The body is not application/json.'],
@@ -36,6 +38,11 @@ const CATALOG_ORDER = Object.keys(ERROR_CODES) as ErrorCode[];
 /** Methods whose body Fastify reads, so they can meet the JSON parser's and the body limit's errors. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
+/**
+ * What the router and Node's HTTP server answer before any route runs, so any operation can meet
+ * them: a path that names nothing, a method the path does not take, a request sent too slowly.
+ */
+const ANY_ROUTE_ERRORS: ErrorCode[] = ['not_found', 'method_not_allowed', 'request_timeout'];
 
 /** The codes each error schema documents, so a scope can add its own codes to a route's. */
 const codesOfSchema = new WeakMap<z.ZodType, ErrorCode[]>();
@@ -47,6 +54,9 @@ function errorSchema(codes: ErrorCode[]) {
   };
   if (codes.includes('rate_limited')) {
     meta.headers = { 'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until this key may send again.' } };
+  }
+  if (codes.includes('method_not_allowed')) {
+    meta.headers = { Allow: { type: 'string', description: 'The methods the path takes, comma-separated.' } };
   }
   const schema = z.object({ error: z.string().meta({ enum: codes }) }).meta(meta);
   codesOfSchema.set(schema, codes);
@@ -62,8 +72,9 @@ export function errorAnswers(...codes: ErrorCode[]): Record<number, z.ZodType> {
 /**
  * An onRoute hook for a scope: adds to each route's documented responses the errors that come
  * from outside the route itself. `everyRoute` are the scope's own (its authentication, its rate
- * limit); a route that reads a body can meet the JSON parser's and the body limit's; one that
- * validates a body, path or query can answer invalid_request.
+ * limit), beside those any route can meet (404, 405, 408); a route that reads a body can meet
+ * the JSON parser's and the body limit's; one that validates a body, path or query can answer
+ * invalid_request.
  */
 export const documentScopeErrors =
   (everyRoute: ErrorCode[]) =>
@@ -71,7 +82,7 @@ export const documentScopeErrors =
     if (!route.schema || route.schema.hide) return;
     const readsBody = [route.method].flat().some((method) => BODY_METHODS.has(method));
     const validatesInput = readsBody || Boolean(route.schema.params || route.schema.querystring);
-    const common = [...everyRoute, ...(readsBody ? BODY_ERRORS : []), ...(validatesInput ? (['invalid_request'] as const) : [])];
+    const common = [...everyRoute, ...ANY_ROUTE_ERRORS, ...(readsBody ? BODY_ERRORS : []), ...(validatesInput ? (['invalid_request'] as const) : [])];
     const response = { ...(route.schema.response as Record<number, z.ZodType> | undefined) };
     for (const status of new Set(common.map((code) => ERROR_CODES[code][0]))) {
       const declared = response[status] ? codesOfSchema.get(response[status]) : [];

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.js';
 import { InvalidInputError } from '../domain/errors.js';
 import { isAccountId } from '../domain/ids.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
@@ -6,6 +6,7 @@ import { DatabaseUnavailableError } from '../storage/database.js';
 import { parseCommand, USAGE, UsageError, type Command } from './args.js';
 import { connect } from './connect.js';
 import { CliError } from './keyBackend.js';
+import { listen } from './listen.js';
 import * as output from './output.js';
 
 /**
@@ -13,7 +14,7 @@ import * as output from './output.js';
  * server (DATABASE_URL, or PGlite in DATA_DIR). PGlite allows one process per data directory, so
  * while a server holds DATA_DIR the CLI goes through that server's /internal/v1 API instead.
  */
-async function run(command: Exclude<Command, { name: 'help' }>, config: Config): Promise<string> {
+async function run(command: Exclude<Command, { name: 'help' | 'listen' }>, config: Config): Promise<string> {
   // The same rule as the API's; an empty id could not even be put in the API's path.
   if ('accountId' in command && !isAccountId(command.accountId)) throw new CliError(output.describeError('invalid_account'));
   const backend = await connect(config);
@@ -21,7 +22,8 @@ async function run(command: Exclude<Command, { name: 'help' }>, config: Config):
     switch (command.name) {
       case 'create': {
         const created = await backend.create(command.accountId, { source: command.source, name: command.keyName });
-        return command.json ? `${JSON.stringify(created)}\n` : output.created(created);
+        if (command.output === 'key') return `${created.key}\n`;
+        return command.output === 'json' ? `${JSON.stringify(created)}\n` : output.created(created);
       }
       case 'list': {
         const keys = await backend.list(command.accountId);
@@ -49,7 +51,7 @@ function describe(error: unknown): string {
   if (error instanceof DatabaseUnavailableError) return output.describeError('unavailable');
   if (error instanceof CliError) return error.message;
   if (error instanceof DataDirBusyError) {
-    return `${error.message}: stop that process, or set INTERNAL_API_TOKEN to the server's value so the CLI goes through its API`;
+    return `${error.message}: try again in a moment (a server that serves its API is reached through it), or stop that process`;
   }
   return `failed: ${output.describeUnexpected(error)}`;
 }
@@ -69,7 +71,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    process.stdout.write(await run(command, loadConfig()));
+    loadDotEnv();
+    const config = loadConfig();
+    if (command.name === 'listen') return await listen(command, config);
+    process.stdout.write(await run(command, config));
     return 0;
   } catch (error) {
     process.stderr.write(`contact-hooks: ${describe(error)}\n`);

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
 
 /** Log lines are written out at least this often, or when 4 KiB have gathered. */
@@ -59,12 +59,13 @@ export function onShutdownSignal(log: pino.Logger, graceMs: number, shutdown: ()
 }
 
 /**
- * The start and exit every entry point shares: parses the configuration once, runs `main`, and
+ * The start and exit every entry point shares: reads `.env`, parses the configuration once, runs `main`, and
  * turns what an operator must fix (a bad setting, a DATA_DIR another process holds) into one
  * clear line and exit 1. Anything else is a bug, and crashes with its stack.
  */
 export async function runProcess(main: (config: Config) => Promise<void>) {
   try {
+    loadDotEnv();
     await main(loadConfig());
   } catch (error) {
     if (error instanceof ConfigError || error instanceof DataDirBusyError) exitWith(error.message);

@@ -3,6 +3,7 @@ import { buildApp } from '../api/app.js';
 import type { Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import type { NewEventsSignal } from '../queue/newEvents.js';
+import { ensureInternalToken } from '../storage/internalToken.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
 import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js';
@@ -14,12 +15,13 @@ import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycl
  * ring on Redis that workers fan them out now; without it, the embedded default, it also runs
  * the delivery engine in-process.
  */
-async function main(config: Config) {
-  if (config.REDIS_URL && !config.DATABASE_URL) {
+async function main(givenConfig: Config) {
+  if (givenConfig.REDIS_URL && !givenConfig.DATABASE_URL) {
     exitWith('REDIS_URL needs DATABASE_URL: workers run as separate processes, and the embedded PGlite store allows one process');
   }
-  const log = createLogger(config, 'web');
-  const { store, advertise } = await openStore(config, log);
+  const log = createLogger(givenConfig, 'web');
+  const { store, advertise } = await openStore(givenConfig, log);
+  const config = withEmbeddedToken(givenConfig, log);
   const metrics = createMetrics();
 
   let newEvents: NewEventsSignal;
@@ -57,6 +59,18 @@ async function main(config: Config) {
     await stopEmbeddedEngine(); // embedded: lets running deliveries finish
     await store.close();
   });
+}
+
+/**
+ * On the embedded default without INTERNAL_API_TOKEN, the token stored in DATA_DIR (made on the
+ * first start), so the CLI beside this server needs no restart and no shared variable. With
+ * DATABASE_URL nothing is made: an operator gives the token, or the first-party API stays off.
+ */
+function withEmbeddedToken(config: Config, log: ReturnType<typeof createLogger>): Config {
+  if (config.DATABASE_URL || config.INTERNAL_API_TOKEN) return config;
+  const { token, path, generated } = ensureInternalToken(config.DATA_DIR);
+  log.info({ path }, generated ? 'INTERNAL_API_TOKEN unset: generated one, readable only by this user' : 'INTERNAL_API_TOKEN unset: using the one stored earlier');
+  return { ...config, INTERNAL_API_TOKEN: token };
 }
 
 await runProcess(main);

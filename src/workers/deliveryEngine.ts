@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { DelayQueue } from '../queue/jobQueue.js';
 import { createLocalQueue } from '../queue/localQueue.js';
 import { createLocalNewEvents } from '../queue/newEvents.js';
+import { listenCertificateFingerprints } from '../storage/listenCertificates.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
 import { startFanOut } from './fanOut.js';
@@ -33,6 +34,7 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
     dns: { timeoutMs: config.DELIVERY_DNS_TIMEOUT_MS, servers: config.DELIVERY_DNS_SERVERS },
+    trustedCertificates: () => listenCertificateFingerprints(config.DATA_DIR),
   });
   const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
   const inFlight = createInFlightLimits({

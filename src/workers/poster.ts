@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { isPublicAddress } from '../domain/addressPolicy.js';
 import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
+import { trustListenCertificates } from './listenTrust.js';
 
 export type PostOutcome =
   /** `retryAfter`: the answer's Retry-After header, read when it throttles (429, 503). */
@@ -25,6 +26,8 @@ export interface PosterOptions {
   connect?: { ca?: string | Buffer };
   /** Name resolution; the system's DNS servers with a 3 s timeout when absent. */
   dns?: DnsOptions;
+  /** With allowPrivateNetworks: fingerprints of self-signed certificates trusted too (`contact-hooks listen`'s). */
+  trustedCertificates?: () => ReadonlySet<string>;
 }
 
 export interface Poster {
@@ -78,7 +81,7 @@ export function createPoster(options: PosterOptions): Poster {
   // already bounded by the worker's concurrency.
   const agent = new Agent({
     connect: options.allowPrivateNetworks
-      ? { ...connectOptions, lookup: lookupFunction(dns, () => {}) }
+      ? developmentConnect({ ...connectOptions, lookup: lookupFunction(dns, () => {}) }, options.trustedCertificates)
       : createGuardedConnector(connectOptions, dns),
   });
 
@@ -123,6 +126,10 @@ export function createPoster(options: PosterOptions): Poster {
     close: () => agent.close(),
   };
 }
+
+/** The SSRF guard lifted: every address, and the receivers' certificates beside the usual CAs. */
+const developmentConnect = (options: buildConnector.BuildOptions, trusted: PosterOptions['trustedCertificates']) =>
+  trusted ? trustListenCertificates(options, trusted) : options;
 
 function parseTarget(url: string): URL | undefined {
   try {

@@ -77,6 +77,23 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     }
   });
 
+  it('asks no other host for anything: no Google Fonts link on its page, no outside address in the assets it loads', async () => {
+    const app = await boardApp();
+    const page = await app.inject({ method: 'GET', url: '/admin/queues', headers: operator });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/<link href="static\/css\/main\.[0-9a-f]+\.css" rel="stylesheet">/);
+    const outside = /fonts\.googleapis\.com|fonts\.gstatic\.com|(?:href|src)="(?:https?:)?\/\//;
+    expect(page.body).not.toMatch(outside);
+    // What the page loads: its stylesheet and scripts, served by Bull Board itself.
+    const assets = [...page.body.matchAll(/(?:href|src)="(static\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const asset of assets) {
+      const loaded = await app.inject({ method: 'GET', url: `/admin/queues/${asset}`, headers: operator });
+      expect(loaded.statusCode).toBe(200);
+      expect(loaded.body).not.toMatch(/fonts\.googleapis\.com|fonts\.gstatic\.com|@import\s+url\(\s*["']?https?:/);
+    }
+  });
+
   it('is read-only by default: it shows the queues and jobs, and refuses every write, which changes nothing', async () => {
     const app = await boardApp();
     const listed = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: operator });

@@ -79,7 +79,15 @@ describe('the OpenAPI documents', () => {
           want(content?.['application/json'] && examplesOf(content['application/json']).length > 0, `no example answer for ${status}`);
         }
         want(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')), 'no success answer');
-        const expected: Record<string, string[]> = { 401: ['unauthorized'], 429: ['rate_limited'], 500: ['internal'], 503: ['unavailable'] };
+        const expected: Record<string, string[]> = {
+          401: ['unauthorized'],
+          404: ['not_found'],
+          405: ['method_not_allowed'],
+          408: ['request_timeout'],
+          429: ['rate_limited'],
+          500: ['internal'],
+          503: ['unavailable'],
+        };
         if (BODY_METHODS.has(method)) {
           Object.assign(expected, { 400: ['invalid_json', 'invalid_request'], 413: ['payload_too_large'], 415: ['unsupported_media_type'] });
         }
@@ -87,6 +95,7 @@ describe('the OpenAPI documents', () => {
           for (const code of codes) want(errorCodes(operation, status).includes(code), `${status} ${code} not documented`);
         }
         want((operation.responses?.['429'] as { headers?: object } | undefined)?.headers?.['Retry-After' as never], '429 without Retry-After');
+        want((operation.responses?.['405'] as { headers?: object } | undefined)?.headers?.['Allow' as never], '405 without Allow');
       }
       expect(problems).toStrictEqual([]);
     });

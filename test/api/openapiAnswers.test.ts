@@ -75,6 +75,16 @@ describe('what each public operation answers is what it documents', () => {
     }
   });
 
+  it('answers a method its path does not take with 405 and Allow, as every operation of that path documents', async () => {
+    for (const op of publicOps) {
+      const taken = publicOps.filter((other) => other.path === op.path).map((other) => other.method.toUpperCase());
+      const method = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((candidate) => !taken.includes(candidate))!;
+      const response = await t.app.inject({ method: method as 'PUT', url: urlOf(op), headers: auth });
+      expect(response.statusCode, `${method} ${op.path}`).toBe(405);
+      documented(op, response, `${method} instead`);
+    }
+  });
+
   it('answers 429 rate_limited with Retry-After past the rate limit, as documented', async () => {
     const { app } = await buildTestApp(t.store, { RATE_LIMIT_PER_MINUTE: '1' });
     try {
