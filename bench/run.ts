@@ -9,7 +9,10 @@
  */
 import { sleep } from '../kit/waiting.js';
 import { LOG_DIR, openContext, RESULTS_DIR, type BenchContext } from './context.js';
+import { backlog } from './figures/backlog.js';
+import { deliveryGrowth } from './figures/deliveryGrowth.js';
 import { deliveryThroughput } from './figures/deliveryThroughput.js';
+import { embedded } from './figures/embedded.js';
 import { fanOut } from './figures/fanOut.js';
 import { latency } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
@@ -43,6 +46,8 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(throughput);
   results.push(await latency(ctx, engine, deliver.accountId, deliver.channel, rate));
   results.push(await fanOut(ctx, engine));
+  results.push(await backlog(ctx, engine));
+  results.push(await deliveryGrowth(ctx, engine, deliver, throughput.perSecond));
   results.push(await upsertsPostgres(ctx, engine, rate));
   await engine.stop();
 
@@ -52,6 +57,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await saturatedTarget(ctx, paced));
   await paced.stop();
 
+  results.push(await embedded(ctx, throughput.perSecond));
   results.push(await upsertsPglite(ctx));
   results.push(await pacedRateEmbedded(ctx));
   results.push(await restartTime(ctx));

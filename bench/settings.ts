@@ -6,6 +6,17 @@ export const SERVICE_DEFAULTS = loadConfig({});
 
 /** Load-generator connections for upserts and call ingestion. */
 export const UPSERT_CONNECTIONS = 50;
+/** The durable minimum's closed loops, and its pg and undici pools (issue 15's reference shape). */
+export const DURABLE_MINIMUM_CONCURRENCY = 50;
+/** The upsert figure: the service's DATABASE_POOL_SIZE and the raw driver's pool, both this size. */
+export const UPSERT_POOL_SIZE = 50;
+/** The backlog figure: deliveries due at once, against a backlog this many times smaller. */
+export const BACKLOG_DUE = 100_000;
+export const BACKLOG_SMALL = 10_000;
+/** The growth figure: delivery rows already in the table. */
+export const GROWTH_DELIVERY_ROWS = 10_000_000;
+/** The pacing figure: one target at each of these rates, all at once, while other deliveries keep the engine busy. */
+export const PACED_RATES = [1, 5, 20, 100];
 /** Alternating API/direct windows per upsert figure. */
 export const UPSERT_ROUNDS = 3;
 export const FANOUT_HOOKS = 1_000;
@@ -15,8 +26,6 @@ export const PGLITE_LATENCY_RATE = 50;
 
 /** Workers of the stack with the default pacing (figures 7 and 8), as in the pacing tests. */
 export const PACED_WORKERS = 2;
-/** The paced-target figure: a CRM sync of this many new contacts at once, to one hook at the default pace. */
-export const PACED_BURST = 600;
 /** The saturated-target figure: account B's events, each to this many hooks of B's own, paced at the fastest a subscription may ask. */
 export const SPREAD_HOOKS = 8;
 export const SPREAD_EVENTS = 400;
@@ -33,6 +42,8 @@ export const SATURATED_ALONE_MS = 5_000;
  * traffic is one account and one host), so that they measure the engine, not the pacing.
  */
 export const ENGINE_ENV = {
+  // The upsert figure compares the web process with a raw driver pool of this size.
+  DATABASE_POOL_SIZE: String(UPSERT_POOL_SIZE),
   DELIVERY_RATE_PER_TARGET: '1000000',
   DELIVERY_BUDGET_PER_HOST: '1000000000',
   DELIVERY_MAX_IN_FLIGHT_PER_TARGET: String(SERVICE_DEFAULTS.DELIVERY_CONCURRENCY),

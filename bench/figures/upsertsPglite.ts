@@ -7,7 +7,8 @@ import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import type { BenchContext } from '../context.js';
 import { newContactLatency } from '../measure/deliveries.js';
-import { upsertPair } from '../measure/upsertPair.js';
+import { upsertPair, type UpsertReference } from '../measure/upsertPair.js';
+import { contactQueries } from '../../src/storage/contacts.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
 import { ENGINE_ENV, PGLITE_LATENCY_RATE, UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
 import { serviceClient } from '../support/clients.js';
@@ -58,7 +59,14 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
         }
         const duration = size === settings.pgliteContactSizes[0] ? settings.durations.upsertPglite : settings.durations.upsertGrowth;
         ctx.progress(`PGlite figure 1: upserts with ${fmt(actualRows)} contacts, ${duration} ms each`);
-        const { api, direct: inProcess } = await upsertPair(ctx, web.url, keys.bench, direct, seeded, duration, `PGlite, ${fmt(actualRows)} contacts`);
+        const inProcessStore: UpsertReference = {
+          pauseMs: 0,
+          open: async () => ({
+            upsert: async (phone) => (await contactQueries(direct).upsert('bench', { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, 'bench')).action === 'inserted' ? 'inserted' : 'updated',
+            close: async () => {},
+          }),
+        };
+        const { api, direct: inProcess } = await upsertPair(ctx, web.url, keys.bench, inProcessStore, seeded, duration, `PGlite, ${fmt(actualRows)} contacts`);
         ctx.progress(`  API ${fmt(api.perSecond)}/s, direct ${fmt(inProcess.perSecond)}/s`);
         const measured = await newContactLatency(ctx, web.url, keys.latency, CHANNEL, PGLITE_LATENCY_RATE, `PGlite, ${fmt(actualRows)} contacts`);
         points.push({ size, actualRows, api, direct: inProcess, p50: measured.p50, p99: measured.p99, other: measured.other });

@@ -1,14 +1,14 @@
 /**
- * The references the delivery figures are compared with: the same POSTs the service sends,
- * straight from this process with undici (no queue, no database, no pacing), to the same receiver.
+ * References the latency and fan-out figures are compared with: the same POSTs the service
+ * sends, straight from this process with undici (no queue, no database, no pacing), to the same
+ * receiver.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { summarize } from '../../kit/statistics.js';
 import type { BenchContext } from '../context.js';
 import { callBody, runCount } from '../support/clients.js';
-import { closedLoop, monotonicMs, openLoop } from '../support/load.js';
-import type { CpuWindow } from '../support/cpu.js';
+import { monotonicMs, openLoop } from '../support/load.js';
 
 const eventBody = () => JSON.stringify({ event: 'new_conversation', data: JSON.parse(callBody(randomUUID())) });
 
@@ -31,16 +31,6 @@ async function withAgent<T>(ctx: BenchContext, work: (post: (path: string, body?
     await ctx.receiver.reset();
   }
 }
-
-/** Raw POSTs back to back with `concurrency` in flight for `durationMs`, after a warm-up. */
-export const rawPostThroughput = (ctx: BenchContext, concurrency: number, durationMs: number) =>
-  withAgent(ctx, async (post) => {
-    await closedLoop(concurrency, ctx.settings.durations.warm / 2, () => post('/raw'));
-    const windows: CpuWindow[] = [];
-    const result = await ctx.cpu.metered(windows, () => closedLoop(concurrency, durationMs, () => post('/raw')));
-    ctx.cpu.record('raw POSTs', windows, result.ops);
-    return result;
-  });
 
 /** Raw POSTs at an open-loop rate: the round-trip floor the delivery latency is compared with. */
 export const rawPostLatency = (ctx: BenchContext, rate: number, durationMs: number) =>

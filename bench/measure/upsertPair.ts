@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { Pool } from 'undici';
-import { contactQueries } from '../../src/storage/contacts.js';
-import type { Database } from '../../src/storage/database.js';
+import { sleep } from '../../kit/waiting.js';
 import type { BenchContext } from '../context.js';
-import { UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
+import { UPSERT_CONNECTIONS, UPSERT_POOL_SIZE, UPSERT_ROUNDS } from '../settings.js';
 import { upsertViaApi } from '../support/clients.js';
 import type { CpuWindow } from '../support/cpu.js';
 import { closedLoop, type LoopResult } from '../support/load.js';
@@ -21,22 +22,56 @@ export interface UpsertFigure {
 
 const emptyFigure = (): UpsertFigure => ({ ops: 0, seconds: 0, perSecond: 0, inserted: 0, updated: 0, rounds: [], other: 0 });
 
+/** What the API's upserts are measured against: something that upserts one phone, opened per window. */
+export interface UpsertReference {
+  open(): Promise<{ upsert(phone: string): Promise<'inserted' | 'updated'>; close(): Promise<void> }>;
+  /** Waited before each of its windows (a pool of the web process's may have to idle down first). */
+  pauseMs: number;
+}
+
+/** The raw driver's upsert: one statement, one round trip, as a hand-written integration would do it. */
+const RAW_UPSERT = `INSERT INTO contacts (id, account_id, phone, name, source) VALUES ($1, $2, $3, $4, 'bench')
+  ON CONFLICT (account_id, phone) DO UPDATE SET name = EXCLUDED.name, updated_at = clock_timestamp() RETURNING (xmax = 0) AS inserted`;
+
 /**
- * Upserts through the API (POST /api/v1/contacts with `key`) and through the store's own
- * contactQueries(db).upsert, measured in alternating rounds (API window, direct window, ...)
- * after a warm-up of each, so that a drift in the machine's load hits both alike. Phones are
- * half new, half uniform over the `seeded` ones.
+ * The raw driver on PostgreSQL: pg with a pool of UPSERT_POOL_SIZE, one INSERT … ON CONFLICT …
+ * RETURNING per upsert. Its windows wait for the web process's pool (as large) to idle down:
+ * two full pools together would pass PostgreSQL's 100 connections (pg lets idle ones go after 10 s).
  */
-export async function upsertPair(ctx: BenchContext, webUrl: string, key: string, db: Database, seeded: number, durationMs: number, label: string) {
+export const rawDriverUpsert = (url: string, accountId: string): UpsertReference => ({
+  pauseMs: 11_000,
+  async open() {
+    const db = new pg.Pool({ connectionString: url, max: UPSERT_POOL_SIZE });
+    return {
+      async upsert(phone) {
+        const { rows } = await db.query({ name: 'raw-upsert', text: RAW_UPSERT, values: [randomUUID(), accountId, phone, `Bench ${phone.slice(-4)}`] });
+        return (rows[0] as { inserted: boolean }).inserted ? 'inserted' : 'updated';
+      },
+      close: () => db.end(),
+    };
+  },
+});
+
+/**
+ * Upserts through the API (POST /api/v1/contacts with `key`) and through `reference`, measured
+ * in alternating rounds after a warm-up of each, so that a drift in the machine's load hits both
+ * alike. Phones are half new, half uniform over the `seeded` ones.
+ */
+export async function upsertPair(ctx: BenchContext, webUrl: string, key: string, reference: UpsertReference, seeded: number, durationMs: number, label: string) {
   const pool = new Pool(webUrl, { connections: UPSERT_CONNECTIONS, pipelining: 1 });
-  const contacts = contactQueries(db);
   const api = emptyFigure();
   const direct = emptyFigure();
   const viaApi = (tally: boolean) => upsertViaApi(pool, key, ctx.phones.mixedPhone(seeded), tally ? api : undefined);
-  const viaStore = async (tally: boolean) => {
-    const phone = ctx.phones.mixedPhone(seeded);
-    const result = await contacts.upsert('bench', { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, 'bench');
-    if (tally) direct[result.action === 'inserted' ? 'inserted' : 'updated']++;
+  const referenceWindow = async (windowMs: number, tally: boolean) => {
+    const opened = await reference.open();
+    try {
+      return await closedLoop(UPSERT_CONNECTIONS, windowMs, async () => {
+        const action = await opened.upsert(ctx.phones.mixedPhone(seeded));
+        if (tally) direct[action]++;
+      });
+    } finally {
+      await opened.close();
+    }
   };
   const apiCpu: CpuWindow[] = [];
   const directCpu: CpuWindow[] = [];
@@ -49,17 +84,20 @@ export async function upsertPair(ctx: BenchContext, webUrl: string, key: string,
   try {
     const { warm } = ctx.settings.durations;
     await closedLoop(UPSERT_CONNECTIONS, warm, () => viaApi(false));
-    await closedLoop(UPSERT_CONNECTIONS, warm / 2, () => viaStore(false));
+    await sleep(reference.pauseMs);
+    await referenceWindow(warm / 2, false);
     const windowMs = Math.round(durationMs / UPSERT_ROUNDS);
     for (let round = 0; round < UPSERT_ROUNDS; round++) {
       add(api, await ctx.cpu.metered(apiCpu, () => closedLoop(UPSERT_CONNECTIONS, windowMs, () => viaApi(true))));
-      add(direct, await ctx.cpu.metered(directCpu, () => closedLoop(UPSERT_CONNECTIONS, windowMs, () => viaStore(true))));
+      // The pause before a reference window is not measured: only its closed loop is.
+      await sleep(reference.pauseMs);
+      add(direct, await ctx.cpu.metered(directCpu, () => referenceWindow(windowMs, true)));
     }
   } finally {
     await pool.close();
   }
   for (const figure of [api, direct]) figure.perSecond = figure.ops / figure.seconds;
   api.other = ctx.cpu.record(`upsert via API (${label})`, apiCpu, api.ops).perOpMs.other ?? 0;
-  direct.other = ctx.cpu.record(`upsert direct (${label})`, directCpu, direct.ops).perOpMs.other ?? 0;
+  direct.other = ctx.cpu.record(`upsert, reference (${label})`, directCpu, direct.ops).perOpMs.other ?? 0;
   return { api, direct };
 }

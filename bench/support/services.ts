@@ -4,7 +4,7 @@ import { entryPoint, launch, launchWeb, waitForOutput, type LaunchedProcess } fr
 import type { CpuMeter } from './cpu.js';
 
 /** VmRSS and VmHWM (peak resident set) of a live process, in MiB. */
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };

@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import type { BenchContext } from '../context.js';
 import { serviceClient } from './clients.js';
 import type { Service } from './services.js';
@@ -32,9 +31,3 @@ export async function startPostgresStack(ctx: BenchContext, env: Record<string, 
 }
 
 export type PostgresStack = Awaited<ReturnType<typeof startPostgresStack>>;
-
-/** A BullMQ handle on one of the run's queues (`events`, `deliveries`), to count or drain its jobs; close it after. */
-export function runQueue(ctx: BenchContext, name: 'events' | 'deliveries') {
-  const redisUrl = new URL(ctx.settings.redisUrl);
-  return new Queue(name, { connection: { host: redisUrl.hostname, port: Number(redisUrl.port || 6379) }, prefix: ctx.redisPrefix });
-}

@@ -1,0 +1,82 @@
+/**
+ * The embedded default (`npm start`: one process, PGlite in DATA_DIR, deliveries in process):
+ * its delivery throughput end to end against the PostgreSQL + Redis shape's of the same run
+ * (figure 2), and its memory, on a fresh DATA_DIR (the first start runs initdb) and again on a
+ * restart: resident once it has settled after starting, and at its peak while delivering.
+ */
+import { sleep } from '../../kit/waiting.js';
+import type { BenchContext } from '../context.js';
+import { endToEndThroughput } from '../measure/deliveries.js';
+import { fmt, ratioRow, type FigureResult, type Row } from '../results.js';
+import { ENGINE_ENV } from '../settings.js';
+import { serviceClient } from '../support/clients.js';
+import { memoryOf } from '../support/services.js';
+
+const ACCOUNT = 'embedded';
+const CHANNEL = '/e';
+/** Long enough for V8 to give back what starting took (its memory reducer acts after a few idle seconds). */
+const SETTLE_MS = 45_000;
+const IDLE_GOAL_MIB = 150;
+const PEAK_GOAL_MIB = 300;
+
+/** One start of the embedded process on `dataDir`: settled RSS, delivery throughput, peak RSS. */
+async function startAndDeliver(ctx: BenchContext, dataDir: string, start: 'first start' | 'restart', events: number) {
+  const web = await ctx.services.start('web', { ...ctx.commonEnv, ...ENGINE_ENV, DATA_DIR: dataDir }, `web (PGlite, embedded default, ${start})`);
+  try {
+    await sleep(SETTLE_MS * Math.max(ctx.settings.scale, 0.3));
+    const settledMiB = memoryOf(web.pid).rssMiB;
+    const client = serviceClient(web.url, ctx.token);
+    if (start === 'first start') await client.subscribe(await client.newKey(ACCOUNT), 'new_conversation', `${ctx.receiver.url}${CHANNEL}`);
+    await endToEndThroughput(ctx, web.url, { accountId: ACCOUNT, channel: CHANNEL }, 300);
+    const delivered = await endToEndThroughput(ctx, web.url, { accountId: ACCOUNT, channel: CHANNEL }, events, `delivery end to end, embedded (${start})`);
+    return { settledMiB, peakMiB: memoryOf(web.pid).peakMiB, delivered };
+  } finally {
+    await ctx.services.stop(web);
+  }
+}
+
+/** `postgresPerSecond`: figure 2's end-to-end throughput with one worker, of this run. */
+export async function embedded(ctx: BenchContext, postgresPerSecond: number): Promise<FigureResult> {
+  const dataDir = ctx.tempDir('pglite-embedded');
+  const events = Math.max(1_000, Math.round(4_000 * ctx.settings.scale));
+  ctx.progress(`embedded: first start on a fresh DATA_DIR, ${events} calls`);
+  const first = await startAndDeliver(ctx, dataDir, 'first start', events);
+  ctx.progress(`  settled ${fmt(first.settledMiB)} MiB, peak ${fmt(first.peakMiB)} MiB, ${fmt(first.delivered.perSecond)} deliveries/s`);
+  ctx.progress('embedded: restart on the same DATA_DIR');
+  const again = await startAndDeliver(ctx, dataDir, 'restart', events);
+  ctx.progress(`  settled ${fmt(again.settledMiB)} MiB, peak ${fmt(again.peakMiB)} MiB, ${fmt(again.delivered.perSecond)} deliveries/s`);
+
+  const memoryRows = (start: string, measured: typeof first): Row[] => [
+    ratioRow({
+      figure: 'M',
+      what: `RSS of the embedded process (npm start's web.js on PGlite), ${start}, settled ${fmt(SETTLE_MS / 1000)} s after it answered /healthz`,
+      measured: `${fmt(measured.settledMiB)} MiB`,
+      reference: `${IDLE_GOAL_MIB} MiB`,
+      ratio: measured.settledMiB / IDLE_GOAL_MIB,
+      goal: { atMost: 1 },
+    }),
+    ratioRow({
+      figure: 'M',
+      what: `Peak RSS of the embedded process, ${start}, delivering ${fmt(events)} calls as fast as they come`,
+      measured: `${fmt(measured.peakMiB)} MiB`,
+      reference: `${PEAK_GOAL_MIB} MiB`,
+      ratio: measured.peakMiB / PEAK_GOAL_MIB,
+      goal: { atMost: 1 },
+    }),
+  ];
+  return {
+    data: { embedded: { first, again } },
+    rows: [
+      ratioRow({
+        figure: '2 (embedded)',
+        what: `Delivery throughput end to end, embedded (one process, PGlite, in-process delivery; ${fmt(events)} calls, ingested at ${fmt(again.delivered.ingestPerSecond)}/s; after a restart)`,
+        measured: `${fmt(again.delivered.perSecond)} deliveries/s`,
+        reference: `${fmt(postgresPerSecond)} deliveries/s: figure 2, web + 1 worker on PostgreSQL and Redis`,
+        ratio: again.delivered.perSecond / postgresPerSecond,
+        goal: { atLeast: 0.5 },
+      }),
+      ...memoryRows('first start (initdb)', first),
+      ...memoryRows('restart', again),
+    ],
+  };
+}
