@@ -52,8 +52,8 @@ export async function openContext(settings: BenchSettings, cpu = createCpuMeter(
   const database = await createDatabase(settings.adminUrl, 'contact_hooks_bench');
   cpu.countDatabase(database.name);
   const redis = redisNamespace(settings.redisUrl, 'contact-hooks-bench');
-  const admin = new pg.Client({ connectionString: database.url });
-  await admin.connect();
+  // One connection, let go when idle: the upsert figure's two pools of 50 need all of PostgreSQL's 100.
+  const admin = new pg.Pool({ connectionString: database.url, max: 1, idleTimeoutMillis: 200 });
   const services = createServices(LOG_DIR, cpu);
   const token = `bench-internal-${randomBytes(12).toString('hex')}`;
   const commonEnv = {

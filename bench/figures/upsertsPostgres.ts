@@ -84,7 +84,7 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
     growth: contactGrowth('contacts (PostgreSQL)', rate, points),
     notes: [
       'Figure 1 (PostgreSQL): the web process runs with REDIS_URL, as in production (a new contact rings the workers through Redis, and the rate limit counts in Redis); the worker is stopped during the upsert windows (its work is figure 2), and the new_contact events of those upserts, which have no subscriber, are then marked dispatched.',
-      `Figure 1 reference: the bench process upserts the same phone mix (uniform over the seeded phones, or new) with one INSERT … ON CONFLICT (account_id, phone) DO UPDATE … RETURNING through pg, a pool of ${UPSERT_POOL_SIZE} and ${UPSERT_CONNECTIONS} loops; the API writes the contact and its new_contact outbox row in one statement as well, behind HTTP, the API key, validation, the rate limit and the request log. Before each reference window the web process's pool idles down (11 s): two full pools of ${UPSERT_POOL_SIZE} would pass PostgreSQL's 100 connections.`,
+      `Figure 1 reference: the bench process upserts the same phone mix (uniform over the seeded phones, or new) with one INSERT … ON CONFLICT (account_id, phone) DO UPDATE … RETURNING through pg, a pool of ${UPSERT_POOL_SIZE} and ${UPSERT_CONNECTIONS} loops; the API writes the contact and its new_contact outbox row in one statement as well, behind HTTP, the API key, validation, the rate limit and the request log. The reference's pool is opened for its window and closed after; the two pools of ${UPSERT_POOL_SIZE} together are all of PostgreSQL's 100 connections.`,
     ],
   };
 }

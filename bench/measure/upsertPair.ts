@@ -35,11 +35,12 @@ const RAW_UPSERT = `INSERT INTO contacts (id, account_id, phone, name, source) V
 
 /**
  * The raw driver on PostgreSQL: pg with a pool of UPSERT_POOL_SIZE, one INSERT … ON CONFLICT …
- * RETURNING per upsert. Its windows wait for the web process's pool (as large) to idle down:
- * two full pools together would pass PostgreSQL's 100 connections (pg lets idle ones go after 10 s).
+ * RETURNING per upsert, opened for its window and closed after: with the web process's pool of
+ * the same size that is all of PostgreSQL's 100 connections, so each window first waits a moment
+ * for the bench's own connection to be let go (bench/context.ts).
  */
 export const rawDriverUpsert = (url: string, accountId: string): UpsertReference => ({
-  pauseMs: 11_000,
+  pauseMs: 1_000,
   async open() {
     const db = new pg.Pool({ connectionString: url, max: UPSERT_POOL_SIZE });
     return {
