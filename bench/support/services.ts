@@ -35,12 +35,14 @@ export function createServices(logDir: string, cpu: CpuMeter) {
   const memory = new Map<string, MemoryRow>();
   let started = 0;
 
-  async function start(entry: 'web' | 'worker', env: Record<string, string>, label: string): Promise<Service> {
+  /** `nodeArgs`: flags for node itself, as a start command gives them (the embedded default's, say). */
+  async function start(entry: 'web' | 'worker', env: Record<string, string>, label: string, nodeArgs: string[] = []): Promise<Service> {
     started++;
     const log = join(logDir, `${String(started).padStart(2, '0')}-${label.replace(/\W+/g, '-').replace(/-$/, '')}.log`);
     // BENCH_CPU_PROF=<dir>: every service writes a V8 CPU profile there when it stops (node --cpu-prof).
     const profileDir = process.env.BENCH_CPU_PROF;
-    const options = { label, logFile: log, ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${entry}-${started}.cpuprofile`] } : {}) };
+    const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${entry}-${started}.cpuprofile`] : [];
+    const options = { label, logFile: log, nodeArgs: [...nodeArgs, ...profiling] };
     let launched: LaunchedProcess & { url?: string };
     if (entry === 'web') {
       launched = await launchWeb(env, options);
