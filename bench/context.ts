@@ -9,7 +9,7 @@ import { createCertificate, type Certificate } from '../kit/tls.js';
 import type { BenchSettings } from './settings.js';
 import { phoneSource, type PhoneSource } from './support/clients.js';
 import { createCpuMeter, type CpuMeter } from './support/cpu.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { startReceiver, type Receiver } from '../kit/arrivalReceiver.js';
 import type { Run } from './support/seeding.js';
 import { createServices, type Services } from './support/services.js';
 

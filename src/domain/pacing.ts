@@ -75,10 +75,22 @@ export const EMPTY_PACE_STATE: PaceState = { tail: 0, lastSent: 0, holdUntil: 0,
 export const SOON_MS = 250;
 
 /**
+ * A POST on a new connection pays a TLS handshake on its way, and reaches the target later than
+ * the next one would: so the departure after it is spaced this much further, and the handshake
+ * cannot put one POST too many in a receiver's second. A target with no departure for
+ * IDLE_CONNECTION_MS (undici lets idle sockets go after 4 s) is taken to need one, and so is a
+ * departure whose process has had no answer from the target's host in that time (each worker
+ * has its own connections).
+ */
+export const IDLE_CONNECTION_MS = 4_000;
+export const NEW_CONNECTION_ALLOWANCE_MS = 250;
+
+/**
  * The gate. A delivery without a place takes one (the first conforming time at or after now
  * under both limits and the hold); one with a place keeps it. It may leave at its place, or as
  * soon after as the interval since the last departure and the hold allow: `at`. When `at` is
- * within SOON_MS, the departure is its own (recorded: the next one leaves an interval after it);
+ * within SOON_MS, the departure is its own (recorded: the next one leaves an interval after it,
+ * and NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection);
  * later, it comes back then, keeping its place. Undefined when `at` comes after `latest` (it would
  * wait past DELIVERY_MAX_WAIT): nothing is taken then.
  */
@@ -88,6 +100,7 @@ export function passGate(
   limits: PaceLimits,
   latest: number,
   place?: number,
+  newConnection = false,
 ): { at: number; place: number; departs: boolean; next: PaceState } | undefined {
   let next = state;
   if (place === undefined) {
@@ -97,7 +110,8 @@ export function passGate(
   const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
   const departs = at <= now + SOON_MS;
-  return { at, place, departs, next: departs ? { ...next, lastSent: at } : next };
+  const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
+  return { at, place, departs, next: departs ? { ...next, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0) } : next };
 }
 
 /**

@@ -97,14 +97,15 @@ export function deliveryQueries(db: Sql) {
     },
 
     /**
-     * Queued deliveries that wait for a later time (epoch ms): the relay leaves each alone until
-     * `relayAt`, when it should have been sent.
+     * Queued deliveries that wait for a later time, with their places at the gate: the relay
+     * leaves each alone until `relayAt` (epoch ms), when it should have been sent, and then hands
+     * it back with its place.
      */
-    async postpone(entries: { deliveryId: string; relayAt: number }[]) {
+    async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
       await db.query(
-        `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0)
-         FROM unnest($1::uuid[], $2::float8[]) AS v(id, relay_at) WHERE d.id = v.id AND d.status = 'queued'`,
-        [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt)],
+        `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
+         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place) WHERE d.id = v.id AND d.status = 'queued'`,
+        [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place)],
       );
     },
 
@@ -119,7 +120,7 @@ export function deliveryQueries(db: Sql) {
          WHERE d.id IN (SELECT id FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp()
                         ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
            AND h.id = d.hook_id
-         RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at`,
+         RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at, d.place`,
         [limit, leaseMs],
       );
       return rows;

@@ -72,4 +72,6 @@ export interface QueuedDelivery {
   target_url: string;
   max_per_second: number | null;
   queued_at: Date;
+  /** Its place in line at the gate, once it had one and waited (relayed deliveries). */
+  place?: number | null;
 }

@@ -144,6 +144,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       -- walking every queued delivery: those waiting for a later time are not looked at.
       ALTER TABLE deliveries ADD COLUMN relay_at timestamptz;
       UPDATE deliveries SET relay_at = queued_at WHERE status = 'queued';
+      -- Its place in line at its target's gate (in the pacer's clock) while it waits for it: a
+      -- delivery the relay hands back keeps its place instead of going to the end of the line.
+      ALTER TABLE deliveries ADD COLUMN place double precision;
       DROP INDEX deliveries_queued;
       CREATE INDEX deliveries_overdue ON deliveries (relay_at) WHERE status = 'queued';
     `,

@@ -36,6 +36,18 @@ export interface DelivererDeps {
  * until a little after its time.
  */
 const NEAR_WAIT_MS = 1_000;
+/**
+ * Without a delay queue (embedded), waits up to this long are timers in the process too. A
+ * longer one is left to the relay, which hands the delivery back when its time comes: a paced
+ * backlog of hours then holds no memory, and never fills the local queue against other accounts.
+ */
+const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
+/**
+ * A delivery granted a departure is claimed this long before it, so that the claim's commit
+ * (a group commit: a few ms, more under load) is not added to the departure. A crash in this
+ * moment leaves the claim `sending` unsent, as a crash mid-POST would.
+ */
+const CLAIM_LEAD_MS = 20;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
@@ -50,26 +62,31 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
 /**
  * The one delivery handler, in every worker's and the embedded process's local queue. A delivery
  * passes its target's gate (or waits for its place there, holding no worker), then is claimed
- * and sent at once: the claim
- * (queued -> sending, once) is the last step before the POST, so a crash can only leave
- * `sending` what was on the wire, and every delivery only waiting goes back to the line. The
- * claim keeps delivery at most once however often this runs. A 429 or 503 is recorded as
- * failed, never retried, and holds the target for its Retry-After.
+ * and sent at once: the claim (queued -> sending, once) is the last step before the POST, so a
+ * crash can only leave `sending` what was on the wire, and every delivery only waiting goes
+ * back to the line. The claim keeps delivery at most once however often this runs. A 429 or
+ * 503 is recorded as failed, never retried, and holds the target for its Retry-After.
  */
 export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler<DeliveryJob>; settled(): Promise<void> } {
   const { store, pacer, poster, settings, metrics, log, secretsKey, delayQueue, stopping } = deps;
   const writes = createDeliveryWrites(store, delayQueue, log, stopping);
   const turnOf = createTurnCounter();
 
-  /** A delivery whose place is later: a timer here when near, else the delay queue. */
-  async function waitForPlace(job: DeliveryJob & { dueAt: number }, signal: AbortSignal) {
+  /** A delivery whose place is later: a timer here when near, else the delay queue, else the relay. */
+  async function waitForPlace(job: DeliveryJob & { dueAt: number; place: number }, signal: AbortSignal) {
     const now = Date.now();
     const waiting = { ...job, turn: turnOf(job.accountId, job.dueAt, now) };
-    if (job.dueAt - now <= NEAR_WAIT_MS) return { runAt: job.dueAt, data: waiting, priority: waiting.turn };
+    const onTimer = { runAt: job.dueAt, data: waiting, priority: waiting.turn };
+    if (job.dueAt - now <= NEAR_WAIT_MS) return onTimer;
+    const held = writes.park !== undefined || job.dueAt - now <= LONGEST_WAIT_IN_PROCESS_MS;
+    const relayAt = job.dueAt + (held ? RELAY_GRACE_MS : 0);
     const context = { deliveryId: job.deliveryId };
-    await untilDone('postponing', () => writes.postpone.submit({ deliveryId: job.deliveryId, relayAt: job.dueAt + RELAY_GRACE_MS }), signal, log, context);
-    if (!writes.park) return { runAt: job.dueAt, data: waiting, priority: waiting.turn };
-    await untilDone('parking', () => writes.park!.submit({ id: `${job.deliveryId}.${job.place}`, data: waiting, runAt: job.dueAt }), signal, log, context);
+    await untilDone('postponing', () => writes.postpone.submit({ deliveryId: job.deliveryId, relayAt, place: job.place }), signal, log, context);
+    if (writes.park) {
+      await untilDone('parking', () => writes.park!.submit({ id: `${job.deliveryId}.${job.place}`, data: waiting, runAt: job.dueAt }), signal, log, context);
+      return;
+    }
+    if (held) return onTimer;
   }
 
   async function expire(deliveryId: string, signal: AbortSignal) {
@@ -92,12 +109,13 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
+    // Claimed a moment early (CLAIM_LEAD_MS): the POST leaves at its departure, not a commit later.
+    if (departAt > Date.now()) await sleep(departAt - Date.now());
     if (Date.now() > departAt + LATE_DEPARTURE_MS) {
       await untilDone('giving a claim back', () => store.deliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
       metrics.lateDepartures.inc();
       return 'late';
     }
-    metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'contact-hooks/1.0',
@@ -105,6 +123,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     };
     const answer = await poster.post(claimed.target_url, claimed.body, headers);
     posted();
+    metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
     if (answer.kind === 'response' && isThrottled(answer.status)) {
       metrics.throttled.inc();
       const holdMs = retryAfterMs(answer.retryAfter, Date.now());
@@ -125,12 +144,14 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const deliver: LocalJobHandler<DeliveryJob> = async (job, signal, release) => {
     // Woken a moment early (the delay queue wakes jobs early on purpose): wait the rest here.
     if (job.dueAt !== undefined && job.dueAt > Date.now()) return { runAt: job.dueAt, data: job };
-    const gated = await untilDone('pacing', () => passGate(pacer, job, settings), signal, log, { deliveryId: job.deliveryId });
+    const newConnection = poster.needsConnection(job.targetUrl);
+    const gated = await untilDone('pacing', () => passGate(pacer, job, settings, newConnection), signal, log, { deliveryId: job.deliveryId });
     if (gated.kind === 'expired') return expire(job.deliveryId, signal);
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
-    // A departure granted a moment ahead is waited for here, unclaimed: a crash now loses nothing.
+    // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
+    // nothing) but for the last CLAIM_LEAD_MS, in which the claim commits.
     const departAt = Date.now() + gated.inMs;
-    if (gated.inMs > 0) await sleep(gated.inMs);
+    if (gated.inMs > CLAIM_LEAD_MS) await sleep(gated.inMs - CLAIM_LEAD_MS);
     const late = Date.now() > departAt + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();
     if (late || (await send(job.deliveryId, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };

@@ -51,7 +51,7 @@ export function createDeliveryWrites(store: Store, delayQueue: DelayQueue<Delive
       await deliveries.expire(ids);
       return nothing(ids);
     }),
-    postpone: groupCommit(async (entries: { deliveryId: string; relayAt: number }[]) => {
+    postpone: groupCommit(async (entries: { deliveryId: string; relayAt: number; place: number }[]) => {
       await deliveries.postpone(entries);
       return nothing(entries);
     }),

@@ -17,11 +17,12 @@ export interface DeliveryJob {
   turn?: number;
 }
 
-/** A queued delivery's job, with no place yet: as fan-out creates it, and as the relay restores it. */
+/** A queued delivery's job: as fan-out creates it (no place yet), and as the relay restores it (with the place it waited for). */
 export const deliveryJobOf = (row: QueuedDelivery): DeliveryJob => ({
   deliveryId: row.delivery_id,
   accountId: row.account_id,
   targetUrl: row.target_url,
   maxPerSecond: row.max_per_second,
   queuedAt: row.queued_at.getTime(),
+  ...(row.place != null && { place: row.place }),
 });

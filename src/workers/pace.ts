@@ -12,7 +12,7 @@ export type GateDecision =
   /** Leave in `inMs`: the departure is this delivery's. `job` holds its place. */
   | { kind: 'go'; inMs: number; job: DeliveryJob }
   /** Run again at `job.dueAt`, holding its place. */
-  | { kind: 'wait'; job: DeliveryJob & { dueAt: number } }
+  | { kind: 'wait'; job: DeliveryJob & { dueAt: number; place: number } }
   | { kind: 'expired' };
 
 /**
@@ -20,7 +20,7 @@ export type GateDecision =
  * place (holding no worker: it runs again then), or expires, when no time comes before
  * DELIVERY_MAX_WAIT runs out.
  */
-export async function passGate(pacer: Pacer, job: DeliveryJob, settings: PaceSettings): Promise<GateDecision> {
+export async function passGate(pacer: Pacer, job: DeliveryJob, settings: PaceSettings, newConnection: boolean): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
   const answer = await pacer.gate({
@@ -29,6 +29,7 @@ export async function passGate(pacer: Pacer, job: DeliveryJob, settings: PaceSet
     perSecond: job.maxPerSecond ?? settings.ratePerTarget,
     maxWaitMs,
     place: job.place,
+    newConnection,
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
   if (answer.kind === 'go') return { kind: 'go', inMs: answer.inMs, job: { ...job, place: answer.place } };

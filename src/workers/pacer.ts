@@ -9,6 +9,8 @@ export interface GateRequest {
   maxWaitMs: number;
   /** Its place in line, from an earlier pass (in the pacer's own clock); absent the first time. */
   place?: number | undefined;
+  /** Its POST will likely open a connection (this process has none to the host): see NEW_CONNECTION_ALLOWANCE_MS. */
+  newConnection?: boolean;
 }
 
 export type GateAnswer =
@@ -63,7 +65,7 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       if (++calls % 10_000 === 0) sweep(time);
       const budget = budgetKey(request.accountId, request.targetUrl);
       const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
-      const gated = passGate(time, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place);
+      const gated = passGate(time, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection);
       if (gated) {
         const { hostTat, ...target } = gated.next;
         targets.set(request.targetUrl, target);

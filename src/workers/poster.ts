@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { isPublicAddress } from '../domain/addressPolicy.js';
+import { IDLE_CONNECTION_MS } from '../domain/pacing.js';
 import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
 import { trustListenCertificates } from './listenTrust.js';
 
@@ -32,6 +33,8 @@ export interface PosterOptions {
 
 export interface Poster {
   post(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome>;
+  /** Whether a POST to this URL would likely open a connection: no answer from its host in IDLE_CONNECTION_MS. */
+  needsConnection(url: string): boolean;
   close(): Promise<void>;
 }
 
@@ -85,6 +88,14 @@ export function createPoster(options: PosterOptions): Poster {
       : createGuardedConnector(connectOptions, dns),
   });
 
+  // When each host last answered this process: its connection is likely still open for a while.
+  const lastAnswered = new Map<string, number>();
+  const answered = (origin: string) => {
+    const now = Date.now();
+    if (lastAnswered.size > 10_000) for (const [key, at] of lastAnswered) if (now - at > IDLE_CONNECTION_MS) lastAnswered.delete(key);
+    lastAnswered.set(origin, now);
+  };
+
   async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<PostOutcome> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
@@ -107,6 +118,7 @@ export function createPoster(options: PosterOptions): Poster {
         received += (chunk as Buffer).length;
         if (received > maxResponseBytes) break;
       }
+      answered(url.origin);
       const retryAfter = response.headers['retry-after'];
       return { kind: 'response', status: response.statusCode, retryAfter: [retryAfter].flat()[0], durationMs: elapsed() };
     } catch (err) {
@@ -122,6 +134,10 @@ export function createPoster(options: PosterOptions): Poster {
       const parsed = parseTarget(url);
       if (!parsed) return { kind: 'error', error: 'invalid_url', durationMs: 0 };
       return attempt(parsed, body, headers);
+    },
+    needsConnection(url) {
+      const origin = parseTarget(url)?.origin;
+      return origin === undefined || !(Date.now() - (lastAnswered.get(origin) ?? 0) < IDLE_CONNECTION_MS);
     },
     close: () => agent.close(),
   };

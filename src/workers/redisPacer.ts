@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { paceLimits, SOON_MS } from '../domain/pacing.js';
+import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
 import { redisOptions } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
@@ -12,7 +12,9 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * KEYS: the target's hash (tail, last, hold) and its (account, host) budget, both under the
  * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
- * SOON_MS. Returns {at, now, place, departs}, at = -1 when no time comes within the max wait.
+ * SOON_MS, IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0).
+ * Returns {at, now, place, departs},
+ * at = -1 when no time comes within the max wait.
  */
 const GATE = `
 local t = redis.call('TIME')
@@ -37,8 +39,8 @@ end
 local departs = 0
 if at <= now + tonumber(ARGV[6]) then
   departs = 1
-  last = at
-  redis.call('HSET', KEYS[1], 'last', us(at))
+  if ARGV[9] == '1' or at - last > tonumber(ARGV[7]) then last = at + tonumber(ARGV[8]) else last = at end
+  redis.call('HSET', KEYS[1], 'last', us(last))
 end
 -- The hash outlives its last time by a minute, then says nothing a fresh one would not.
 redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tail, hold, last + 2000000) - now) / 1000) + 60000)
@@ -98,6 +100,9 @@ export function createRedisPacer(settings: { redisUrl: string; prefix: string },
         us(Math.max(0, request.maxWaitMs)),
         String(request.place ?? 0),
         us(SOON_MS),
+        us(IDLE_CONNECTION_MS),
+        us(NEW_CONNECTION_ALLOWANCE_MS),
+        request.newConnection ? '1' : '0',
       );
       return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), departs: departs === 1 }, Number(now), US_PER_MS);
     },

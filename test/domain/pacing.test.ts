@@ -4,7 +4,9 @@ import {
   createTurnCounter,
   DEFAULT_RETRY_AFTER_MS,
   EMPTY_PACE_STATE,
+  IDLE_CONNECTION_MS,
   JITTER_ALLOWANCE_MS,
+  NEW_CONNECTION_ALLOWANCE_MS,
   MAX_RETRY_AFTER_MS,
   paceLimits,
   passGate,
@@ -59,15 +61,26 @@ describe('passGate: leaving', () => {
   const limits = paceLimits(20, 10_000);
 
   it('grants a departure due within SOON_MS and records it; a later one comes back for its place', () => {
-    const first = passGate(5_000, EMPTY_PACE_STATE, limits, NEVER)!;
-    expect(first).toMatchObject({ at: 5_000, departs: true, next: { lastSent: 5_000 } });
-    const second = passGate(5_000, first.next, limits, NEVER)!;
-    expect(second).toMatchObject({ at: 5_000 + limits.targetIntervalMs, departs: true, next: { lastSent: 5_000 + limits.targetIntervalMs } });
-    let state = second.next;
-    for (let i = 0; i < 3; i++) state = passGate(5_000, state, limits, NEVER)!.next;
-    const sixth = passGate(5_000, state, limits, NEVER)!;
-    expect(5 * limits.targetIntervalMs).toBeGreaterThan(SOON_MS);
-    expect(sixth).toMatchObject({ at: 5_000 + 5 * limits.targetIntervalMs, departs: false, next: { lastSent: state.lastSent } });
+    const warm = { ...EMPTY_PACE_STATE, lastSent: 4_980 }; // a POST left 20 ms ago: the connection is open
+    const first = passGate(5_000, warm, limits, NEVER)!;
+    expect(first).toMatchObject({ at: 4_980 + limits.targetIntervalMs, departs: true, next: { lastSent: 4_980 + limits.targetIntervalMs } });
+    let state = first.next;
+    for (let i = 0; i < 4; i++) state = passGate(5_000, state, limits, NEVER)!.next;
+    const later = passGate(5_000, state, limits, NEVER)!;
+    expect(later.at - 5_000).toBeGreaterThan(SOON_MS);
+    expect(later).toMatchObject({ departs: false, next: { lastSent: state.lastSent } });
+  });
+
+  it('spaces the departure after a new connection’s by its handshake allowance too', () => {
+    const first = passGate(5_000, EMPTY_PACE_STATE, limits, NEVER)!; // nothing sent before: a new connection
+    expect(first).toMatchObject({ at: 5_000, departs: true, next: { lastSent: 5_000 + NEW_CONNECTION_ALLOWANCE_MS } });
+    expect(passGate(5_000, first.next, limits, NEVER)?.at).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS + limits.targetIntervalMs);
+    const idle = { ...EMPTY_PACE_STATE, lastSent: 5_000 - IDLE_CONNECTION_MS - 1 };
+    expect(passGate(5_000, idle, limits, NEVER)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
+    // A busy target, but this process has no connection to it yet (another worker sent the rest).
+    const busy = { ...EMPTY_PACE_STATE, lastSent: 4_900 };
+    expect(passGate(5_000, busy, limits, NEVER, undefined, true)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
+    expect(passGate(5_000, busy, limits, NEVER, undefined, false)?.next.lastSent).toBe(5_000);
   });
 
   it('keeps a place taken before, behind any hold placed since', () => {

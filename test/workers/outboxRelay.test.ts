@@ -14,8 +14,15 @@ const log = pino({ level: 'silent' });
 /** A local queue that only records the deliveries it is handed, finishing each at once. */
 function recordingQueue() {
   const seen = new Set<string>();
-  const queue = createLocalQueue<DeliveryJob>(async (job) => void seen.add(job.deliveryId), { capacity: 100_000, concurrency: 8, log, name: 'deliveries' });
-  return { queue, seen };
+  const places = new Map<string, number | undefined>();
+  const queue = createLocalQueue<DeliveryJob>(
+    async (job) => {
+      seen.add(job.deliveryId);
+      places.set(job.deliveryId, job.place);
+    },
+    { capacity: 100_000, concurrency: 8, log, name: 'deliveries' },
+  );
+  return { queue, seen, places };
 }
 
 /** An account with one new_contact subscription. */
@@ -33,7 +40,8 @@ async function subscribedAccount(store: Store, accountId: string) {
 /**
  * The outbox reaches every piece of pending work, however much there is: fan-out takes every
  * event not yet fanned out, batch after batch, and the relay hands back every overdue queued
- * delivery, page after page, and leaves alone those waiting for a later time.
+ * delivery, page after page, with the place it waited for, and leaves alone those waiting for a
+ * later time.
  */
 describe.each(engines())('the outbox on %s', (engine) => {
   const t = useTestStore(engine);
@@ -72,7 +80,9 @@ describe.each(engines())('the outbox on %s', (engine) => {
       );
     const overdue = (await insert(1_103, "now() - interval '1 second'")).rows.map((row) => row.id);
     const later = (await insert(20, "now() + interval '1 hour'")).rows.map((row) => row.id);
-    const { queue, seen } = recordingQueue();
+    // One that waited for its place at the gate, and was left to the relay to hand back then.
+    await t.store.deliveries.postpone([{ deliveryId: overdue[0]!, relayAt: Date.now() - 1_000, place: 1_234_567 }]);
+    const { queue, seen, places } = recordingQueue();
     const relay = startOutboxRelay(t.store, queue, log);
     try {
       await waitUntil(() => overdue.every((id) => seen.has(id)), 10_000);
@@ -81,6 +91,8 @@ describe.each(engines())('the outbox on %s', (engine) => {
       await queue.close();
     }
     expect(later.filter((id) => seen.has(id))).toStrictEqual([]);
+    expect(places.get(overdue[0]!)).toBe(1_234_567); // it keeps its place in line
+    expect(places.get(overdue[1]!)).toBeUndefined();
     // Taken for a while: another relay leaves them alone until they are overdue again.
     expect((await t.store.deliveries.takeOverdue(10, 5_000)).filter((row) => overdue.includes(row.delivery_id))).toStrictEqual([]);
   });

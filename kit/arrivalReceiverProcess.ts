@@ -1,11 +1,12 @@
 /**
- * The benchmarks' HTTPS receiver, run as its own process (forked by receiver.ts) so that neither
- * the load generator nor the raw reference client shares its event loop. It stands on the kit's
+ * An HTTPS receiver that counts arrivals, run as its own process (forked by arrivalReceiver.ts) so
+ * that no load generator, raw reference client or test shares its event loop: its clock is what a
+ * remote receiver's would be. It stands on the kit's
  * HTTPS server and records when each (path, event) first arrived, on the monotonic clock every
  * process shares, counted per channel (a path's first segment, such as /d of /d or /f of /f/12).
  */
 import { readFileSync } from 'node:fs';
-import { startHttpsServer } from '../../kit/httpsServer.js';
+import { startHttpsServer } from './httpsServer.js';
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 

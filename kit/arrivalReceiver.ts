@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Certificate } from '../../kit/tls.js';
-import { sleep } from '../../kit/waiting.js';
+import type { Certificate } from './tls.js';
+import { sleep } from './waiting.js';
 
 export interface ReceiverStats {
   count: number;
@@ -24,9 +25,15 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Starts the benchmarks' HTTPS receiver (receiverProcess.ts) as a child process and talks to it over IPC. */
+/** The receiver's compiled script: beside this module when it runs from dist/, under dist/ when it runs from sources (tests). */
+function receiverScript() {
+  const beside = fileURLToPath(new URL('./arrivalReceiverProcess.js', import.meta.url));
+  return existsSync(beside) ? beside : fileURLToPath(new URL('../dist/kit/arrivalReceiverProcess.js', import.meta.url));
+}
+
+/** Starts the arrival-counting HTTPS receiver (arrivalReceiverProcess.ts) as a child process and talks to it over IPC. */
 export async function startReceiver(certificate: Certificate): Promise<Receiver> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./receiverProcess.js', import.meta.url)), [], {
+  const child: ChildProcess = fork(receiverScript(), [], {
     env: { PATH: process.env.PATH ?? '', RECEIVER_KEY_PATH: certificate.keyPath, RECEIVER_CERT_PATH: certificate.certPath },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
