@@ -71,6 +71,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const { store, pacer, poster, settings, metrics, log, secretsKey, delayQueue, stopping } = deps;
   const writes = createDeliveryWrites(store, delayQueue, log, stopping);
   const turnOf = createTurnCounter();
+  const recording = new Set<Promise<void>>();
 
   /** A delivery whose place is later: a timer here when near, else the delay queue, else the relay. */
   async function waitForPlace(job: DeliveryJob & { dueAt: number; place: number }, signal: AbortSignal) {
@@ -130,13 +131,21 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       await untilDone('target hold', () => pacer.hold(claimed.target_url, holdMs), signal, log, context);
     }
     const outcome = toOutcome(answer);
-    await untilDone('recording', () => writes.record.submit({ deliveryId, ...outcome }), signal, log, context);
-    if (answer.kind === 'response' && answer.status === 410) {
-      await store.hooks.deleteGone(claimed.hook_id).catch((error: unknown) => log.error({ err: error, ...context }, 'could not delete a hook its target called gone'));
-    }
-    metrics.deliveries.inc({ outcome: outcome.status });
-    metrics.deliveryDuration.observe(answer.durationMs / 1000);
-    log.info({ ...context, outcome: outcome.status, responseStatus: outcome.responseStatus, ms: answer.durationMs }, 'delivery');
+    // Recorded while the next delivery already runs in this one's place: the outcome's commit is
+    // shared with others' (group commit), and the local queue need not wait for it. settled()
+    // waits for every one at shutdown.
+    const recorded = (async () => {
+      await untilDone('recording', () => writes.record.submit({ deliveryId, ...outcome }), signal, log, context);
+      if (answer.kind === 'response' && answer.status === 410) {
+        await store.hooks.deleteGone(claimed.hook_id).catch((error: unknown) => log.error({ err: error, ...context }, 'could not delete a hook its target called gone'));
+      }
+      metrics.deliveries.inc({ outcome: outcome.status });
+      metrics.deliveryDuration.observe(answer.durationMs / 1000);
+      log.info({ ...context, outcome: outcome.status, responseStatus: outcome.responseStatus, ms: answer.durationMs }, 'delivery');
+    })()
+      .catch((error: unknown) => log.error({ err: error, ...context, outcome: outcome.status }, 'could not record an outcome before shutdown; the claim will end unknown'))
+      .finally(() => recording.delete(recorded));
+    recording.add(recorded);
   }
 
   // The local queue runs this once the delivery has room under its in-flight caps (inFlight.ts),
@@ -156,5 +165,12 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (late) metrics.lateDepartures.inc();
     if (late || (await send(job.deliveryId, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };
-  return { deliver, settled: writes.settled };
+  return {
+    deliver,
+    /** Resolves once every outcome of a POST made is recorded, and every write submitted is done. */
+    async settled() {
+      while (recording.size > 0) await Promise.all(recording);
+      await writes.settled();
+    },
+  };
 }
