@@ -33,7 +33,7 @@ async function main(givenConfig: Config) {
     ({ newEvents, admin, rateLimitRedis } = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log));
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
-    const maintenance = startMaintenance(store, log, maintenanceSettings(config));
+    const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
     newEvents = engine.newEvents;
     stopEmbeddedEngine = async () => {
       await maintenance.stop();
