@@ -14,17 +14,17 @@ const iso = (time: Date | null) => time && time.toISOString();
 const shown = (hook: HookRow) => ({ ...hook, created_at: hook.created_at.toISOString() });
 
 /** A hook with its state and health; last_24h names every outcome, 0 when none. */
-const shownWithHealth = (hook: HookWithHealth) => ({
-  ...shown({ id: hook.id, event_type: hook.event_type, target_url: hook.target_url, max_per_second: hook.max_per_second, created_at: hook.created_at }),
-  state: hook.state,
-  disabled_reason: hook.disabled_reason,
-  disabled_at: iso(hook.disabled_at),
+const shownWithHealth = ({ state, disabled_reason, disabled_at, last_delivered_at, last_failed_at, consecutive_failures, skipped, last_24h, ...hook }: HookWithHealth) => ({
+  ...shown(hook),
+  state,
+  disabled_reason,
+  disabled_at: iso(disabled_at),
   health: {
-    last_delivered_at: iso(hook.last_delivered_at),
-    last_failed_at: iso(hook.last_failed_at),
-    consecutive_failures: hook.consecutive_failures,
-    skipped: hook.skipped,
-    last_24h: Object.fromEntries(OUTCOME_STATUSES.map((status) => [status, hook.last_24h[status] ?? 0])) as Record<OutcomeStatus, number>,
+    last_delivered_at: iso(last_delivered_at),
+    last_failed_at: iso(last_failed_at),
+    consecutive_failures,
+    skipped,
+    last_24h: Object.fromEntries(OUTCOME_STATUSES.map((status) => [status, last_24h[status] ?? 0])) as Record<OutcomeStatus, number>,
   },
 });
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
-import { DELIVERY_LOG_ERRORS, deliveryLogDescription, exampleDeliveryPage, exampleHookWithHealth, HOOK_STATE_RULE } from '../hookExamples.js';
+import { DELIVERY_LOG_ERRORS, deliveryLogDescription, exampleDeliveryPage, exampleHookWithHealth, HOOK_STATE_RULE } from '../hookDocs.js';
 import { createdHook, deliveryList, deliveryLogQuery, hookList, hookWithHealth, idParam, ok, subscribeInput } from '../schemas.js';
 
 const HOOK_ID = '9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d';
