@@ -1,27 +1,72 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The outcomes a delivery ends with, each counted from zero so that a first one shows as an increase. */
+const OUTCOMES = ['delivered', 'failed', 'refused', 'expired', 'unknown'] as const;
+
+/** What readiness checks, as /readyz does; an operator's alert names them. */
+export type Dependency = 'postgres' | 'redis';
+
+/** A readiness check that has not answered by then counts as failing: a scrape never waits on a dependency that is away. */
+const READINESS_TIMEOUT_MS = 2_000;
+
 /** What the gauges read at scrape time; what a process does not have is left out. */
 interface Watched {
   /** The events not yet fanned out (src/storage/events.ts). */
   outbox?: { outbox(): Promise<{ depth: number; oldestSeconds: number }> };
+  /** Queued deliveries whose time has come (src/storage/deliveries.ts). */
+  due?: { oldestDueSeconds(): Promise<number> };
   /** The process's local queue of deliveries. */
   local?: { counts(): { ready: number; waiting: number } };
   /** Deliveries parked for a later time (BullMQ's delayed jobs). */
   delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
+  /** The workers subscribed to the new-events ring (a web process on Redis). */
+  workers?: { listening(): Promise<number> };
+}
+
+/** Whether `check` answers in time: 1 or 0. */
+async function answers(check: () => Promise<unknown>) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('readiness check timed out')), READINESS_TIMEOUT_MS)));
+  return Promise.race([check(), late]).then(
+    () => 1,
+    () => 0,
+  ).finally(() => clearTimeout(timer));
 }
 
 /**
  * One registry per process role, so tests can build many apps without metrics colliding. No
- * metric has a per-target or per-account label: those would grow without bound.
+ * metric has a per-target or per-account label: those would grow without bound. The alert rules
+ * and the dashboard in ops/ read these names.
  */
 export function createMetrics() {
   const registry = new Registry();
   const watched: Watched = {};
+  const readiness = new Map<Dependency, () => Promise<unknown>>();
+  // The outbox gauges share one query per scrape: both ask while it is on its way.
+  let outboxRead: Promise<{ depth: number; oldestSeconds: number }> | undefined;
+  const readOutbox = (outbox: NonNullable<Watched['outbox']>) =>
+    (outboxRead ??= outbox
+      .outbox()
+      .catch(() => ({ depth: Number.NaN, oldestSeconds: Number.NaN }))
+      .finally(() => (outboxRead = undefined)));
+
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Deliveries by outcome (delivered, failed, refused, expired, unknown: its worker died mid-POST)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of OUTCOMES) deliveries.inc({ outcome }, 0);
+
   return {
     registry,
     /** Points the gauges at what this process has. */
     watchQueues(queues: Watched) {
       Object.assign(watched, queues);
+    },
+    /** Adds a dependency to the readiness gauge, checked at each scrape. */
+    watchReadiness(dependency: Dependency, check: () => Promise<unknown>) {
+      readiness.set(dependency, check);
     },
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
@@ -30,12 +75,7 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    deliveries: new Counter({
-      name: 'webhook_deliveries_total',
-      help: 'Deliveries by outcome (delivered, failed, refused, expired)',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
+    deliveries,
     deliveryDuration: new Histogram({
       name: 'webhook_delivery_duration_seconds',
       help: 'Time of one delivery POST, connect to response',
@@ -63,8 +103,41 @@ export function createMetrics() {
       help: 'Events in the outbox waiting to be fanned out',
       registers: [registry],
       async collect() {
-        const outbox = await watched.outbox?.outbox().catch(() => ({ depth: Number.NaN }));
-        if (outbox) this.set(outbox.depth);
+        if (watched.outbox) this.set((await readOutbox(watched.outbox)).depth);
+      },
+    }),
+    outboxLag: new Gauge({
+      name: 'event_outbox_oldest_age_seconds',
+      help: 'How long the oldest event not yet fanned out has waited in the outbox (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        if (watched.outbox) this.set((await readOutbox(watched.outbox)).oldestSeconds);
+      },
+    }),
+    oldestDue: new Gauge({
+      name: 'webhook_oldest_due_delivery_age_seconds',
+      help: 'How long the oldest queued delivery whose time has come has waited past it (0 when none): grows when nobody sends them',
+      registers: [registry],
+      async collect() {
+        if (watched.due) this.set(await watched.due.oldestDueSeconds().catch(() => Number.NaN));
+      },
+    }),
+    ready: new Gauge({
+      name: 'contact_hooks_ready',
+      help: 'Whether a dependency answers this process (1) or not (0), as /readyz checks it',
+      labelNames: ['dependency'] as const,
+      registers: [registry],
+      async collect() {
+        const checks = [...readiness].map(async ([dependency, check]) => this.set({ dependency }, await answers(check)));
+        await Promise.all(checks);
+      },
+    }),
+    workersListening: new Gauge({
+      name: 'contact_hooks_workers_listening',
+      help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
+      registers: [registry],
+      async collect() {
+        if (watched.workers) this.set(await watched.workers.listening().catch(() => Number.NaN));
       },
     }),
     deliveriesWaiting: new Gauge({
