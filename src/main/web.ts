@@ -33,7 +33,7 @@ async function main(givenConfig: Config) {
     const onRedis = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log);
     ({ newEvents, admin, rateLimitRedis } = onRedis);
     metrics.watchReadiness('redis', onRedis.newEvents.ping);
-    metrics.watchQueues({ workers: onRedis.newEvents });
+    metrics.watchWorkers(onRedis.newEvents);
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);

@@ -19,8 +19,6 @@ interface Watched {
   local?: { counts(): { ready: number; waiting: number } };
   /** Deliveries parked for a later time (BullMQ's delayed jobs). */
   delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
-  /** The workers subscribed to the new-events ring (a web process on Redis). */
-  workers?: { listening(): Promise<number> };
 }
 
 /** Whether `check` answers in time: 1 or 0. */
@@ -63,6 +61,23 @@ export function createMetrics() {
     /** Points the gauges at what this process has. */
     watchQueues(queues: Watched) {
       Object.assign(watched, queues);
+    },
+    /**
+     * Counts the workers subscribed to the new-events ring (a web process on Redis) at each
+     * scrape. Registered only then: an unlabelled gauge shows 0 until set, and a process without
+     * the ring (a worker, the embedded mode) would report "no worker" to the alert.
+     */
+    watchWorkers(ring: { listening(): Promise<number> }) {
+      registry.registerMetric(
+        new Gauge({
+          name: 'contact_hooks_workers_listening',
+          help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
+          registers: [],
+          async collect() {
+            this.set(await ring.listening().catch(() => Number.NaN));
+          },
+        }),
+      );
     },
     /** Adds a dependency to the readiness gauge, checked at each scrape. */
     watchReadiness(dependency: Dependency, check: () => Promise<unknown>) {
@@ -130,14 +145,6 @@ export function createMetrics() {
       async collect() {
         const checks = [...readiness].map(async ([dependency, check]) => this.set({ dependency }, await answers(check)));
         await Promise.all(checks);
-      },
-    }),
-    workersListening: new Gauge({
-      name: 'contact_hooks_workers_listening',
-      help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
-      registers: [registry],
-      async collect() {
-        if (watched.workers) this.set(await watched.workers.listening().catch(() => Number.NaN));
       },
     }),
     deliveriesWaiting: new Gauge({
