@@ -6,8 +6,12 @@ const OUTCOMES = ['delivered', 'failed', 'refused', 'expired', 'unknown'] as con
 /** What readiness checks, as /readyz does; an operator's alert names them. */
 export type Dependency = 'postgres' | 'redis';
 
-/** A readiness check that has not answered by then counts as failing: a scrape never waits on a dependency that is away. */
-const READINESS_TIMEOUT_MS = 2_000;
+/**
+ * What a gauge reads at scrape time is given up after this, and shows as unknown (NaN), or as
+ * failing for readiness: a scrape never waits on a dependency that is away, and answers well
+ * within Prometheus's own scrape timeout (10 s by default), so the readiness gauge is seen.
+ */
+const SCRAPE_READ_TIMEOUT_MS = 2_000;
 
 /** What the gauges read at scrape time; what a process does not have is left out. */
 interface Watched {
@@ -21,14 +25,12 @@ interface Watched {
   delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
 }
 
-/** Whether `check` answers in time: 1 or 0. */
-async function answers(check: () => Promise<unknown>) {
+/** What `read` answers within SCRAPE_READ_TIMEOUT_MS, or `otherwise` (it failed, or is too slow). */
+async function bounded<T>(read: () => Promise<T>, otherwise: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('readiness check timed out')), READINESS_TIMEOUT_MS)));
-  return Promise.race([check(), late]).then(
-    () => 1,
-    () => 0,
-  ).finally(() => clearTimeout(timer));
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(otherwise), SCRAPE_READ_TIMEOUT_MS)));
+  const answer = read().catch(() => otherwise);
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -43,10 +45,7 @@ export function createMetrics() {
   // The outbox gauges share one query per scrape: both ask while it is on its way.
   let outboxRead: Promise<{ depth: number; oldestSeconds: number }> | undefined;
   const readOutbox = (outbox: NonNullable<Watched['outbox']>) =>
-    (outboxRead ??= outbox
-      .outbox()
-      .catch(() => ({ depth: Number.NaN, oldestSeconds: Number.NaN }))
-      .finally(() => (outboxRead = undefined)));
+    (outboxRead ??= bounded(() => outbox.outbox(), { depth: Number.NaN, oldestSeconds: Number.NaN }).finally(() => (outboxRead = undefined)));
 
   const deliveries = new Counter({
     name: 'webhook_deliveries_total',
@@ -74,7 +73,7 @@ export function createMetrics() {
           help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
           registers: [],
           async collect() {
-            this.set(await ring.listening().catch(() => Number.NaN));
+            this.set(await bounded(() => ring.listening(), Number.NaN));
           },
         }),
       );
@@ -134,7 +133,8 @@ export function createMetrics() {
       help: 'How long the oldest queued delivery whose time has come has waited past it (0 when none): grows when nobody sends them',
       registers: [registry],
       async collect() {
-        if (watched.due) this.set(await watched.due.oldestDueSeconds().catch(() => Number.NaN));
+        const { due } = watched;
+        if (due) this.set(await bounded(() => due.oldestDueSeconds(), Number.NaN));
       },
     }),
     ready: new Gauge({
@@ -143,8 +143,8 @@ export function createMetrics() {
       labelNames: ['dependency'] as const,
       registers: [registry],
       async collect() {
-        const checks = [...readiness].map(async ([dependency, check]) => this.set({ dependency }, await answers(check)));
-        await Promise.all(checks);
+        const answers = [...readiness].map(async ([dependency, check]) => this.set({ dependency }, await bounded(() => check().then(() => 1), 0)));
+        await Promise.all(answers);
       },
     }),
     deliveriesWaiting: new Gauge({
@@ -153,7 +153,8 @@ export function createMetrics() {
       registers: [registry],
       async collect() {
         if (!watched.local && !watched.delayed) return;
-        const delayed = await watched.delayed?.counts().catch(() => ({ ready: Number.NaN, waiting: Number.NaN }));
+        const queue = watched.delayed;
+        const delayed = queue && (await bounded(() => queue.counts(), { ready: Number.NaN, waiting: Number.NaN }));
         this.set((watched.local?.counts().waiting ?? 0) + (delayed?.waiting ?? 0));
       },
     }),

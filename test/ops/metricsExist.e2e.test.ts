@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
+import { startPostgresProxy } from '../support/postgresProxy.js';
 import { alertExpressions, metricNames, panelExpressions, sampleValue, scrapedNames } from '../support/opsFiles.js';
 import { freePort, startProcess, waitUntil, withPostgresAndRedis, type ServiceProcess } from '../support/processes.js';
 import { startStack } from '../support/stack.js';
@@ -18,13 +19,20 @@ const scrape = (url: string, token?: string) =>
  */
 describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web and worker', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
+  let proxy: Awaited<ReturnType<typeof startPostgresProxy>>;
   let worker: ServiceProcess;
   let workerUrl: string;
   let web = '';
   let fromWorker = '';
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 0 });
+    // Both processes reach PostgreSQL through a proxy the test can stall (a partition).
+    proxy = await startPostgresProxy({ host: '127.0.0.1', port: 5432 });
+    stack = await startStack({
+      mode: 'bullmq',
+      workers: 0,
+      serviceDatabaseUrl: (url) => Object.assign(new URL(url), { host: `127.0.0.1:${proxy.port}` }).toString(),
+    });
     const port = await freePort();
     workerUrl = `http://127.0.0.1:${port}`;
     worker = startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port) });
@@ -41,6 +49,7 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
   });
   afterAll(async () => {
     await stack?.stop();
+    await proxy?.close();
   });
 
   it('exposes every metric an alert rule or a dashboard panel names', () => {
@@ -55,6 +64,21 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
       expect(sampleValue(text, 'contact_hooks_ready{dependency="postgres"}')).toBe(1);
       expect(sampleValue(text, 'contact_hooks_ready{dependency="redis"}')).toBe(1);
     }
+  });
+
+  it('reports PostgreSQL failing while it does not answer, without the scrape waiting on it, and ready again after', async () => {
+    proxy.stall();
+    try {
+      const during = await Promise.all([scrape(stack.web.url, INTERNAL_TOKEN), scrape(workerUrl)]);
+      for (const text of during) {
+        expect(sampleValue(text ?? '', 'contact_hooks_ready{dependency="postgres"}')).toBe(0);
+        expect(sampleValue(text ?? '', 'contact_hooks_ready{dependency="redis"}')).toBe(1);
+      }
+    } finally {
+      proxy.restore();
+    }
+    const ready = async (url: string, token?: string) => sampleValue((await scrape(url, token)) ?? '', 'contact_hooks_ready{dependency="postgres"}') === 1;
+    await waitUntil(async () => (await ready(stack.web.url, INTERNAL_TOKEN)) && (await ready(workerUrl)), 20_000);
   });
 
   it('counts workers from the web process only: a worker, which has no view of the others, reports none', () => {
