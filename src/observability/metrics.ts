@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 const OUTCOMES = ['delivered', 'failed', 'refused', 'expired', 'unknown'] as const;
 
 /** What readiness checks, as /readyz does; an operator's alert names them. */
-export type Dependency = 'postgres' | 'redis';
+type Dependency = 'postgres' | 'redis';
 
 /**
  * What a gauge reads at scrape time is given up after this, and shows as unknown (NaN), or as
