@@ -4,8 +4,8 @@ import { isUuid } from '../domain/ids.js';
 import { secretForStorage } from '../domain/secretBox.js';
 import { newSigningSecret } from '../domain/signature.js';
 import type { HookRow } from '../storage/hooks.js';
-import type { Caller } from '../storage/keys.js';
-import type { ServiceDeps } from './index.js';
+import type { Caller } from '../domain/apiKey.js';
+import type { ServiceDeps } from './types.js';
 
 /** How many of a hook's latest deliveries its log shows. */
 export const DELIVERY_LOG_LIMIT = 100;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.js';
 import type { Store } from '../storage/store.js';
 
 const DAY_MS = 86_400_000;
@@ -62,14 +63,16 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
 
 /**
  * The periodic maintenance loop, in every worker and in the embedded process. Running it in
- * several processes at once is safe: each statement skips rows another one holds.
+ * several processes at once is safe: each statement skips rows another one holds. The claims it
+ * declares unknown are counted as deliveries ending `unknown` (an operator's alert).
  */
-export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings) {
+export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings, metrics: Pick<Metrics, 'deliveries'>) {
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
   const pass = () =>
     runMaintenancePass(store, settings, stopping.signal).then(
       (changed) => {
+        metrics.deliveries.inc({ outcome: 'unknown' }, changed.unknown);
         if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
       },
       (error: unknown) => log.warn({ err: error }, 'maintenance pass failed; trying again next pass'),
