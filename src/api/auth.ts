@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
-import type { Caller } from '../storage/keys.js';
+import type { Caller } from '../domain/apiKey.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

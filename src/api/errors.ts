@@ -2,8 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
-import { DatabaseUnavailableError } from '../storage/database.js';
+import { DatabaseUnavailableError, InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 
 /** The key made more requests than RATE_LIMIT_PER_MINUTE; it may try again after `retryAfterSeconds`. */
 export class RateLimitedError extends Error {

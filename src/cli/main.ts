@@ -1,8 +1,7 @@
 import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.js';
-import { InvalidInputError } from '../domain/errors.js';
+import { DatabaseUnavailableError, InvalidInputError } from '../domain/errors.js';
 import { isAccountId } from '../domain/ids.js';
 import { DataDirBusyError } from '../storage/dataDirLock.js';
-import { DatabaseUnavailableError } from '../storage/database.js';
 import { parseCommand, USAGE, UsageError, type Command } from './args.js';
 import { connect } from './connect.js';
 import { CliError } from './keyBackend.js';

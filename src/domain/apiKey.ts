@@ -17,6 +17,15 @@ export function apiKeyFromHeader(header: string | undefined): string | undefined
   return key !== undefined && API_KEY_SHAPE.test(key) ? key : undefined;
 }
 
+/** The identity a request acts as, once its key is recognised. */
+export interface Caller {
+  keyId: string;
+  accountId: string;
+  source: string;
+  name: string | null;
+  createdAt: Date;
+}
+
 export const DEFAULT_KEY_SOURCE = 'api';
 /** Source labels name an integration (`zapier`, `make`, `hubspot`): short, lowercase, no spaces. */
 export const SOURCE_SHAPE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;

@@ -31,3 +31,13 @@ export class LimitReachedError extends Error {
     super(code);
   }
 }
+
+/**
+ * The database could not be reached, or dropped the connection: nothing the query asked for was
+ * committed, and it may be tried again.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unavailable', { cause });
+  }
+}

@@ -86,8 +86,8 @@ export const IDLE_CONNECTION_MS = 4_000;
 export const NEW_CONNECTION_ALLOWANCE_MS = 250;
 
 /**
- * The gate. A delivery without a place takes one (the first conforming time at or after now
- * under both limits and the hold); one with a place keeps it. It may leave at its place, or as
+ * The gate. A delivery without a place takes one (the first conforming time at or after `now`,
+ * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may leave at its place, or as
  * soon after as the interval since the last departure and the hold allow: `at`. When `at` is
  * within SOON_MS, the departure is its own (recorded: the next one leaves an interval after it,
  * and NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection);

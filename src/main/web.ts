@@ -30,7 +30,10 @@ async function main(givenConfig: Config) {
   let stopEmbeddedEngine = async () => {};
   if (config.REDIS_URL) {
     const { connectWebToRedis } = await import('./webRedis.js');
-    ({ newEvents, admin, rateLimitRedis } = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log));
+    const onRedis = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log);
+    ({ newEvents, admin, rateLimitRedis } = onRedis);
+    metrics.watchReadiness('redis', onRedis.newEvents.ping);
+    metrics.watchWorkers(onRedis.newEvents);
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
@@ -41,7 +44,10 @@ async function main(givenConfig: Config) {
     };
   }
 
-  metrics.watchQueues({ outbox: store.events });
+  // Read here too, not only where the engine runs: when every worker is gone, the web process is
+  // what still shows the outbox and the due deliveries growing.
+  metrics.watchQueues({ outbox: store.events, due: store.deliveries });
+  metrics.watchReadiness('postgres', store.ping);
   const services = createServices({ store, newEvents, config, log });
   const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });

@@ -19,6 +19,7 @@ async function main(config: Config) {
   const metrics = createMetrics();
   const engine = startWorkerEngine({ config, store, metrics, log }, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
+  metrics.watchReadiness('postgres', store.ping);
 
   const metricsServer = config.WORKER_METRICS_PORT === undefined ? undefined : createServer((request, response) => {
     if (request.url !== '/metrics') return response.writeHead(404).end();

@@ -1,27 +1,86 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The outcomes a delivery ends with, each counted from zero so that a first one shows as an increase. */
+const OUTCOMES = ['delivered', 'failed', 'refused', 'expired', 'unknown'] as const;
+
+/** What readiness checks, as /readyz does; an operator's alert names them. */
+type Dependency = 'postgres' | 'redis';
+
+/**
+ * What a gauge reads at scrape time is given up after this, and shows as unknown (NaN), or as
+ * failing for readiness: a scrape never waits on a dependency that is away, and answers well
+ * within Prometheus's own scrape timeout (10 s by default), so the readiness gauge is seen.
+ */
+const SCRAPE_READ_TIMEOUT_MS = 2_000;
+
 /** What the gauges read at scrape time; what a process does not have is left out. */
 interface Watched {
   /** The events not yet fanned out (src/storage/events.ts). */
   outbox?: { outbox(): Promise<{ depth: number; oldestSeconds: number }> };
+  /** Queued deliveries whose time has come (src/storage/deliveries.ts). */
+  due?: { oldestDueSeconds(): Promise<number> };
   /** The process's local queue of deliveries. */
   local?: { counts(): { ready: number; waiting: number } };
   /** Deliveries parked for a later time (BullMQ's delayed jobs). */
   delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
 }
 
+/** What `read` answers within SCRAPE_READ_TIMEOUT_MS, or `otherwise` (it failed, or is too slow). */
+async function bounded<T>(read: () => Promise<T>, otherwise: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(otherwise), SCRAPE_READ_TIMEOUT_MS)));
+  const answer = read().catch(() => otherwise);
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * One registry per process role, so tests can build many apps without metrics colliding. No
- * metric has a per-target or per-account label: those would grow without bound.
+ * metric has a per-target or per-account label: those would grow without bound. The alert rules
+ * and the dashboard in ops/ read these names.
  */
 export function createMetrics() {
   const registry = new Registry();
   const watched: Watched = {};
+  const readiness = new Map<Dependency, () => Promise<unknown>>();
+  // The outbox gauges share one query per scrape: both ask while it is on its way.
+  let outboxRead: Promise<{ depth: number; oldestSeconds: number }> | undefined;
+  const readOutbox = (outbox: NonNullable<Watched['outbox']>) =>
+    (outboxRead ??= bounded(() => outbox.outbox(), { depth: Number.NaN, oldestSeconds: Number.NaN }).finally(() => (outboxRead = undefined)));
+
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Deliveries by outcome (delivered, failed, refused, expired, unknown: its worker died mid-POST)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of OUTCOMES) deliveries.inc({ outcome }, 0);
+
   return {
     registry,
     /** Points the gauges at what this process has. */
     watchQueues(queues: Watched) {
       Object.assign(watched, queues);
+    },
+    /**
+     * Counts the workers subscribed to the new-events ring (a web process on Redis) at each
+     * scrape. Registered only then: an unlabelled gauge shows 0 until set, and a process without
+     * the ring (a worker, the embedded mode) would report "no worker" to the alert.
+     */
+    watchWorkers(ring: { listening(): Promise<number> }) {
+      registry.registerMetric(
+        new Gauge({
+          name: 'contact_hooks_workers_listening',
+          help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
+          registers: [],
+          async collect() {
+            this.set(await bounded(() => ring.listening(), Number.NaN));
+          },
+        }),
+      );
+    },
+    /** Adds a dependency to the readiness gauge, checked at each scrape. */
+    watchReadiness(dependency: Dependency, check: () => Promise<unknown>) {
+      readiness.set(dependency, check);
     },
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
@@ -30,12 +89,7 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    deliveries: new Counter({
-      name: 'webhook_deliveries_total',
-      help: 'Deliveries by outcome (delivered, failed, refused, expired)',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
+    deliveries,
     deliveryDuration: new Histogram({
       name: 'webhook_delivery_duration_seconds',
       help: 'Time of one delivery POST, connect to response',
@@ -68,8 +122,34 @@ export function createMetrics() {
       help: 'Events in the outbox waiting to be fanned out',
       registers: [registry],
       async collect() {
-        const outbox = await watched.outbox?.outbox().catch(() => ({ depth: Number.NaN }));
-        if (outbox) this.set(outbox.depth);
+        if (watched.outbox) this.set((await readOutbox(watched.outbox)).depth);
+      },
+    }),
+    outboxLag: new Gauge({
+      name: 'event_outbox_oldest_age_seconds',
+      help: 'How long the oldest event not yet fanned out has waited in the outbox (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        if (watched.outbox) this.set((await readOutbox(watched.outbox)).oldestSeconds);
+      },
+    }),
+    oldestDue: new Gauge({
+      name: 'webhook_oldest_due_delivery_age_seconds',
+      help: 'How long the oldest queued delivery whose time has come has waited past it (0 when none): grows when nobody sends them',
+      registers: [registry],
+      async collect() {
+        const { due } = watched;
+        if (due) this.set(await bounded(() => due.oldestDueSeconds(), Number.NaN));
+      },
+    }),
+    ready: new Gauge({
+      name: 'contact_hooks_ready',
+      help: 'Whether a dependency answers this process (1) or not (0), as /readyz checks it',
+      labelNames: ['dependency'] as const,
+      registers: [registry],
+      async collect() {
+        const answers = [...readiness].map(async ([dependency, check]) => this.set({ dependency }, await bounded(() => check().then(() => 1), 0)));
+        await Promise.all(answers);
       },
     }),
     deliveriesWaiting: new Gauge({
@@ -78,7 +158,8 @@ export function createMetrics() {
       registers: [registry],
       async collect() {
         if (!watched.local && !watched.delayed) return;
-        const delayed = await watched.delayed?.counts().catch(() => ({ ready: Number.NaN, waiting: Number.NaN }));
+        const queue = watched.delayed;
+        const delayed = queue && (await bounded(() => queue.counts(), { ready: Number.NaN, waiting: Number.NaN }));
         this.set((watched.local?.counts().waiting ?? 0) + (delayed?.waiting ?? 0));
       },
     }),

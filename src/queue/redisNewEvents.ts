@@ -29,8 +29,12 @@ function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) 
   };
 }
 
-/** The web process's side: publishes on Redis, failing fast when Redis is away (requests never wait on it). */
-export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Logger): NewEventsSignal {
+/**
+ * The web process's side: publishes on Redis, failing fast when Redis is away (requests never
+ * wait on it). `listening` counts the workers subscribed to the ring (PUBSUB NUMSUB): a worker's
+ * subscription ends with its connection, so none listening means no worker is running.
+ */
+export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Logger): NewEventsSignal & { listening(): Promise<number> } {
   const redis = new Redis({ ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   redis.on('error', (error) => log.warn({ err: error }, 'new-events signal: Redis unavailable; fan-out falls back to polling'));
   const channel = channelOf(prefix);
@@ -38,6 +42,10 @@ export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Lo
     notify: coalesced(() => redis.publish(channel, '1'), log),
     ping: async () => {
       await redis.ping();
+    },
+    listening: async () => {
+      const [, count] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
+      return count;
     },
     close: async () => {
       redis.disconnect();

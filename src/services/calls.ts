@@ -3,7 +3,7 @@ import { eventsForCall, type CallReport } from '../domain/calls.js';
 import { InvalidInputError } from '../domain/errors.js';
 import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
-import type { ServiceDeps } from './index.js';
+import type { ServiceDeps } from './types.js';
 import { announceEvents } from './publish.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { CallToRecord } from '../storage/calls.js';

@@ -2,8 +2,8 @@ import { validateSource } from '../domain/apiKey.js';
 import { validateContact, validateOwnerEdit, type ContactInput, type OwnerEdit, type SkipReason, type StoredContact } from '../domain/contact.js';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import type { Caller } from '../storage/keys.js';
-import type { ServiceDeps } from './index.js';
+import type { Caller } from '../domain/apiKey.js';
+import type { ServiceDeps } from './types.js';
 import { announceEvents } from './publish.js';
 
 export interface UpsertAnswer {

@@ -1,6 +1,6 @@
 import { validateEventType } from '../domain/hooks.js';
-import type { Caller } from '../storage/keys.js';
-import type { ServiceDeps } from './index.js';
+import type { Caller } from '../domain/apiKey.js';
+import type { ServiceDeps } from './types.js';
 
 /** Fired events, as automation platforms read them for samples. */
 export function eventServices({ store }: ServiceDeps) {

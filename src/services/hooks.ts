@@ -5,10 +5,10 @@ import { validateEventType, validateTargetUrl } from '../domain/hooks.js';
 import { isUuid } from '../domain/ids.js';
 import { secretForStorage } from '../domain/secretBox.js';
 import { newSigningSecret } from '../domain/signature.js';
+import type { Caller } from '../domain/apiKey.js';
 import type { LogRow } from '../storage/deliveries.js';
 import type { HookRow, HookWithHealth } from '../storage/hooks.js';
-import type { Caller } from '../storage/keys.js';
-import type { ServiceDeps } from './index.js';
+import type { ServiceDeps } from './types.js';
 
 const iso = (time: Date | null) => time && time.toISOString();
 const shown = (hook: HookRow) => ({ ...hook, created_at: hook.created_at.toISOString() });

@@ -1,24 +1,9 @@
-import type { BaseLogger } from 'pino';
-import type { Config } from '../config.js';
-import type { NewEventsSignal } from '../queue/newEvents.js';
-import type { Store } from '../storage/store.js';
 import { callServices } from './calls.js';
 import { contactServices } from './contacts.js';
 import { eventServices } from './events.js';
 import { hookServices } from './hooks.js';
 import { keyServices } from './keys.js';
-
-/** The log lines use cases write; a pino logger, and Fastify's, fit. */
-export type ServiceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
-
-/** What the use cases run on: storage, the new-events signal, the settings they read, a log. */
-export interface ServiceDeps {
-  store: Store;
-  /** Rung when events are committed; absent in a process without one (the CLI): the server's fan-out polls. */
-  newEvents: NewEventsSignal | undefined;
-  config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY'>;
-  log: ServiceLog;
-}
+import type { ServiceDeps } from './types.js';
 
 /**
  * Every use case of the service, built once per process. The HTTP routes and the CLI are the

@@ -1,4 +1,4 @@
-import type { Caller } from '../storage/keys.js';
+import type { Caller } from '../domain/apiKey.js';
 
 /**
  * How long a process may keep answering for a key it has seen, without asking storage again:

@@ -1,8 +1,9 @@
 import { apiKeyFromHeader, DEFAULT_KEY_SOURCE, hashApiKey, newApiKey, validateSource } from '../domain/apiKey.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { isUuid, validateAccountId } from '../domain/ids.js';
-import type { ApiKeyRow, Caller } from '../storage/keys.js';
-import type { ServiceDeps } from './index.js';
+import type { Caller } from '../domain/apiKey.js';
+import type { ApiKeyRow } from '../storage/keys.js';
+import type { ServiceDeps } from './types.js';
 import { createKeyCache } from './keyCache.js';
 
 const MAX_KEY_NAME_LENGTH = 200;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { DatabaseUnavailableError } from '../domain/errors.js';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -32,16 +33,6 @@ function isConnectionError(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   if (code && (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test(message ?? '');
-}
-
-/**
- * The database could not be reached, or dropped the connection: nothing the query asked for was
- * committed, and it may be tried again.
- */
-export class DatabaseUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the database is unavailable', { cause });
-  }
 }
 
 const asUnavailable = (error: unknown): never => {

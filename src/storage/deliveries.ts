@@ -129,6 +129,19 @@ export function deliveryQueries(db: Sql) {
     },
 
     /**
+     * How long the oldest overdue queued delivery has been due, in seconds, 0 when none is: the
+     * first entry of the deliveries_overdue index, read at each scrape (metrics). It grows when
+     * no process sends or relays them (no worker), or when they arrive faster than they leave.
+     */
+    async oldestDueSeconds() {
+      const { rows } = await db.query<{ seconds: number | null }>(
+        `SELECT extract(epoch FROM clock_timestamp() - min(relay_at))::float8 AS seconds
+         FROM deliveries WHERE status = 'queued' AND relay_at <= clock_timestamp()`,
+      );
+      return rows[0]?.seconds ?? 0;
+    },
+
+    /**
      * Takes up to `limit` overdue queued deliveries (whoever should have sent them died, or lost
      * them), oldest first, for `leaseMs`: another relay leaves them alone meanwhile. Returns what
      * their jobs carry.

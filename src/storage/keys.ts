@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Caller } from '../domain/apiKey.js';
 import type { Database } from './database.js';
 
 export interface ApiKeyRow {
@@ -8,15 +9,6 @@ export interface ApiKeyRow {
   name: string | null;
   created_at: Date;
   revoked_at: Date | null;
-}
-
-/** The identity a request acts as, once its key is recognised. */
-export interface Caller {
-  keyId: string;
-  accountId: string;
-  source: string;
-  name: string | null;
-  createdAt: Date;
 }
 
 const KEY_COLUMNS = 'id, account_id, source, name, created_at, revoked_at';

@@ -46,11 +46,30 @@ const NEAR_WAIT_MS = 1_000;
  */
 const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /**
- * A delivery granted a departure is claimed this long before it, so that the claim's commit
- * (a group commit: a few ms, more under load) is not added to the departure. A crash in this
- * moment leaves the claim `sending` unsent, as a crash mid-POST would.
+ * A delivery granted a departure is claimed a moment before it, as long as claims take lately
+ * (their mean and three deviations, within these bounds), so that the claim's commit is not
+ * added to the departure: under load, or with a slow database, a claim taking longer than the
+ * LATE_DEPARTURE_MS allowance would otherwise make every departure late, and none would leave.
+ * The gate grants no departure sooner than that lead, so every departure is one it granted.
+ * A crash in this moment leaves the claim `sending` unsent, as a crash mid-POST would.
  */
-const CLAIM_LEAD_MS = 20;
+const SHORTEST_CLAIM_LEAD_MS = 10;
+const LONGEST_CLAIM_LEAD_MS = 1_000;
+/** How long claims take lately: an exponentially weighted mean and mean deviation, ms. */
+function createClaimLead() {
+  let mean = SHORTEST_CLAIM_LEAD_MS;
+  let deviation = 0;
+  return {
+    observe(ms: number) {
+      const sample = Math.min(ms, LONGEST_CLAIM_LEAD_MS);
+      deviation += (Math.abs(sample - mean) - deviation) / 8;
+      mean += (sample - mean) / 8;
+    },
+    get ms() {
+      return Math.min(Math.max(mean + 3 * deviation, SHORTEST_CLAIM_LEAD_MS), LONGEST_CLAIM_LEAD_MS);
+    },
+  };
+}
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
@@ -75,6 +94,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const writes = createDeliveryWrites(store, delayQueue, log, stopping, { rule: deps.disableRule, metrics });
   const turnOf = createTurnCounter();
   const recording = new Set<Promise<void>>();
+  const claimLead = createClaimLead();
 
   /** A delivery whose place is later: a timer here when near, else the delay queue, else the relay. */
   async function waitForPlace(job: DeliveryJob & { dueAt: number; place: number }, signal: AbortSignal) {
@@ -101,10 +121,13 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   /**
    * Claims and sends at the departure granted, `departAt`; `posted()` is called as soon as the
    * POST is over (it no longer counts as in flight). Says 'late' when the claim came too late
-   * for the departure: it is given back, nothing sent, and the delivery passes the gate again.
+   * for the departure: it is given back, nothing sent, and the delivery passes the gate again
+   * (the claim's slowness has raised the lead by then).
    */
   async function send(deliveryId: string, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
+    const claiming = Date.now();
     const claimed = await writes.claim.submit(deliveryId);
+    claimLead.observe(Date.now() - claiming);
     if (!claimed) {
       // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
       await store.deliveries
@@ -113,7 +136,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
-    // Claimed a moment early (CLAIM_LEAD_MS): the POST leaves at its departure, not a commit later.
+    // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
     if (departAt > Date.now()) await sleep(departAt - Date.now());
     if (Date.now() > departAt + LATE_DEPARTURE_MS) {
       await untilDone('giving a claim back', () => store.deliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
@@ -157,13 +180,14 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     // Woken a moment early (the delay queue wakes jobs early on purpose): wait the rest here.
     if (job.dueAt !== undefined && job.dueAt > Date.now()) return { runAt: job.dueAt, data: job };
     const newConnection = poster.needsConnection(job.targetUrl);
-    const gated = await untilDone('pacing', () => passGate(pacer, job, settings, newConnection), signal, log, { deliveryId: job.deliveryId });
+    const lead = claimLead.ms;
+    const gated = await untilDone('pacing', () => passGate(pacer, job, settings, { newConnection, leadMs: lead }), signal, log, { deliveryId: job.deliveryId });
     if (gated.kind === 'expired') return expire(job.deliveryId, signal);
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
-    // nothing) but for the last CLAIM_LEAD_MS, in which the claim commits.
+    // nothing) but for the last moment, the lead, in which the claim commits.
     const departAt = Date.now() + gated.inMs;
-    if (gated.inMs > CLAIM_LEAD_MS) await sleep(gated.inMs - CLAIM_LEAD_MS);
+    if (gated.inMs > lead) await sleep(gated.inMs - lead);
     const late = Date.now() > departAt + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();
     if (late || (await send(job.deliveryId, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };

@@ -54,7 +54,7 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
   });
   const fanOut = startFanOut(store, deliveries, { readyLimit: READY_PER_SLOT * config.DELIVERY_CONCURRENCY, log });
   const relay = startOutboxRelay(store, deliveries, log);
-  metrics.watchQueues({ outbox: store.events, local: deliveries, delayed: delayQueue });
+  metrics.watchQueues({ outbox: store.events, due: store.deliveries, local: deliveries, delayed: delayQueue });
   return {
     deliveries,
     wakeFanOut: fanOut.wake,

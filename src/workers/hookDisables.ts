@@ -6,7 +6,7 @@ import type { DisabledHook } from '../storage/hookHealth.js';
  * Tells operators of the hooks a write just disabled (the rule in src/domain/hookHealth.ts): a
  * warning each, and the disable counter. Their owners see it on the hook (state, health).
  */
-export function reportDisabled(hooks: DisabledHook[], log: Pick<Logger, 'warn'>, metrics: Metrics) {
+export function reportDisabled(hooks: DisabledHook[], log: Pick<Logger, 'warn'>, metrics: Pick<Metrics, 'hooksDisabled'>) {
   for (const hook of hooks) {
     metrics.hooksDisabled.inc();
     log.warn(

@@ -81,14 +81,16 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
 
 /**
  * The periodic maintenance loop, in every worker and in the embedded process. Running it in
- * several processes at once is safe: each statement skips rows another one holds.
+ * several processes at once is safe: each statement skips rows another one holds. The claims it
+ * declares unknown are counted as deliveries ending `unknown` (an operator's alert).
  */
-export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings, metrics: Metrics) {
+export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings, metrics: Pick<Metrics, 'deliveries' | 'hooksDisabled'>) {
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
   const pass = () =>
     runMaintenancePass(store, settings, stopping.signal).then(
       ({ changed, disabled }) => {
+        metrics.deliveries.inc({ outcome: 'unknown' }, changed.unknown);
         if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
         reportDisabled(disabled, log, metrics);
       },

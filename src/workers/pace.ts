@@ -20,7 +20,12 @@ export type GateDecision =
  * place (holding no worker: it runs again then), or expires, when no time comes before
  * DELIVERY_MAX_WAIT runs out.
  */
-export async function passGate(pacer: Pacer, job: DeliveryJob, settings: PaceSettings, newConnection: boolean): Promise<GateDecision> {
+export async function passGate(
+  pacer: Pacer,
+  job: DeliveryJob,
+  settings: PaceSettings,
+  departure: { newConnection: boolean; leadMs: number },
+): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
   const answer = await pacer.gate({
@@ -29,7 +34,7 @@ export async function passGate(pacer: Pacer, job: DeliveryJob, settings: PaceSet
     perSecond: job.maxPerSecond ?? settings.ratePerTarget,
     maxWaitMs,
     place: job.place,
-    newConnection,
+    ...departure,
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
   if (answer.kind === 'go') return { kind: 'go', inMs: answer.inMs, job: { ...job, place: answer.place } };

@@ -11,6 +11,8 @@ export interface GateRequest {
   place?: number | undefined;
   /** Its POST will likely open a connection (this process has none to the host): see NEW_CONNECTION_ALLOWANCE_MS. */
   newConnection?: boolean;
+  /** It cannot leave sooner than this from now, ms: its claim commits first (src/workers/deliver.ts). */
+  leadMs?: number;
 }
 
 export type GateAnswer =
@@ -65,7 +67,8 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       if (++calls % 10_000 === 0) sweep(time);
       const budget = budgetKey(request.accountId, request.targetUrl);
       const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
-      const gated = passGate(time, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection);
+      const earliest = time + (request.leadMs ?? 0);
+      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection);
       if (gated) {
         const { hostTat, ...target } = gated.next;
         targets.set(request.targetUrl, target);

@@ -12,13 +12,14 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * KEYS: the target's hash (tail, last, hold) and its (account, host) budget, both under the
  * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
- * SOON_MS, IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0).
- * Returns {at, now, place, departs},
+ * SOON_MS, IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0),
+ * the lead (the soonest it can leave from now). Returns {at, now, place, departs},
  * at = -1 when no time comes within the max wait.
  */
 const GATE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local earliest = now + tonumber(ARGV[10])
 local function us(x) return string.format('%d', x) end
 local target = redis.call('HMGET', KEYS[1], 'tail', 'last', 'hold')
 local tail, last, hold = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0
@@ -26,9 +27,9 @@ local interval, held = tonumber(ARGV[1]), tonumber(ARGV[5])
 local place, hostTat = held, 0
 if held <= 0 then
   hostTat = tonumber(redis.call('GET', KEYS[2])) or 0
-  place = math.max(now, tail, hold, hostTat - tonumber(ARGV[3]))
+  place = math.max(earliest, tail, hold, hostTat - tonumber(ARGV[3]))
 end
-local at = math.max(place, now, last + interval, hold)
+local at = math.max(place, earliest, last + interval, hold)
 if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0} end
 if held <= 0 then
   tail = place + interval
@@ -37,7 +38,7 @@ if held <= 0 then
   redis.call('SET', KEYS[2], us(hostTat), 'PX', math.ceil((hostTat - now) / 1000) + 1000)
 end
 local departs = 0
-if at <= now + tonumber(ARGV[6]) then
+if at <= earliest + tonumber(ARGV[6]) then
   departs = 1
   if ARGV[9] == '1' or at - last > tonumber(ARGV[7]) then last = at + tonumber(ARGV[8]) else last = at end
   redis.call('HSET', KEYS[1], 'last', us(last))
@@ -103,6 +104,7 @@ export function createRedisPacer(settings: { redisUrl: string; prefix: string },
         us(IDLE_CONNECTION_MS),
         us(NEW_CONNECTION_ALLOWANCE_MS),
         request.newConnection ? '1' : '0',
+        us(request.leadMs ?? 0),
       );
       return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), departs: departs === 1 }, Number(now), US_PER_MS);
     },

@@ -23,6 +23,8 @@ export function startWorkerEngine(deps: EngineDeps, redis: BullSettings) {
     { concurrency: HAND_OVER_CONCURRENCY, lockMs: config.WORKER_LOCK_MS, log },
   );
   const rings = listenForNewEvents(redis, engine.wakeFanOut, log);
+  // The worker's Redis, for its readiness gauge: the delay queue's connection (it waits for Redis, so the check has a timeout).
+  deps.metrics.watchReadiness('redis', () => delayQueue.ping());
   return {
     /** Takes no new jobs, lets running deliveries finish, then closes connections. */
     async stop() {

@@ -1,0 +1,37 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { JITTER_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
+import { createRedisPacer } from '../../src/workers/redisPacer.js';
+import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
+
+const RATE = 5;
+const INTERVAL_MS = (1000 + JITTER_ALLOWANCE_MS) / RATE;
+const LEAD_MS = 300;
+const HOST_BUDGET = 1_000;
+
+const redis = withPostgresAndRedis ? redisForTest() : undefined;
+afterAll(() => redis?.cleanup());
+
+// The claim lead (src/workers/deliver.ts): a delivery asks for no departure sooner than its claim
+// can commit, and the departure it is granted is the one the next is spaced from.
+const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(HOST_BUDGET)]];
+if (redis) pacers.push(['in Redis', () => createRedisPacer({ redisUrl: redis.url, prefix: redis.prefix }, HOST_BUDGET, pino({ level: 'silent' }))]);
+
+describe.each(pacers)('the gate %s', (_name, makePacer) => {
+  it('grants no departure sooner than the lead asked, and spaces the next from that departure', async () => {
+    const pacer = makePacer();
+    try {
+      const gate = (leadMs: number) =>
+        pacer.gate({ targetUrl: 'https://lead.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs, newConnection: false });
+      const first = await gate(LEAD_MS);
+      expect(first.kind).toBe('go');
+      expect(first.kind === 'go' && first.inMs).toBeGreaterThanOrEqual(LEAD_MS - 5);
+      const second = await gate(0);
+      expect(second.kind).toBe('wait');
+      expect(second.kind === 'wait' && second.waitMs).toBeGreaterThanOrEqual(LEAD_MS + INTERVAL_MS - 10);
+    } finally {
+      await pacer.close();
+    }
+  });
+});
