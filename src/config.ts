@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { HookDisableRule } from './domain/hookHealth.js';
 import { SECRETS_KEY_BYTES } from './domain/secretBox.js';
 
 const boolean = z
@@ -7,7 +8,7 @@ const boolean = z
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** A duration such as `24h`, `90m`, `30s` or `500ms`; a bare number is seconds. Parsed to ms. */
+/** A duration such as `5d`, `24h`, `90m`, `30s` or `500ms`; a bare number is seconds. Parsed to ms. */
 const duration = z
   .string()
   .regex(/^\d+(\.\d+)?(ms|s|m|h|d)?$/, 'must be a duration such as 24h, 90m, 30s or 500ms')
@@ -75,6 +76,12 @@ const configSchema = z.object({
    * are kept for good; events not yet fanned out and deliveries queued or sending, until done.
    */
   RETENTION_DAYS: z.coerce.number().positive().default(30),
+  /**
+   * Auto-disable: a hook whose every delivery failed (non-2xx, refused, timeout, unknown) for
+   * this long, at least HOOK_DISABLE_MIN_FAILURES times, is disabled until its owner enables it.
+   */
+  HOOK_DISABLE_AFTER: duration.default(5 * 86_400_000),
+  HOOK_DISABLE_MIN_FAILURES: z.coerce.number().int().positive().default(20),
   /** Port of the worker process's own /metrics endpoint; unset means none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Where a worker's metrics port listens: loopback by default, since it has no login. */
@@ -117,6 +124,12 @@ const withDerivedDefaults = configSchema
 export type Config = z.infer<typeof withDerivedDefaults>;
 
 export class ConfigError extends Error {}
+
+/** The auto-disable rule the engine's writes apply. */
+export const hookDisableRule = (config: Pick<Config, 'HOOK_DISABLE_AFTER' | 'HOOK_DISABLE_MIN_FAILURES'>): HookDisableRule => ({
+  afterMs: config.HOOK_DISABLE_AFTER,
+  minFailures: config.HOOK_DISABLE_MIN_FAILURES,
+});
 
 /**
  * Reads `.env` from the working directory into the environment, when there is one. A variable

@@ -15,6 +15,15 @@ describe('configuration', () => {
     for (const bad of ['0', '-1', 'forever']) expect(() => loadConfig({ RETENTION_DAYS: bad })).toThrow(/RETENTION_DAYS/);
   });
 
+  it('auto-disables after 5 days and 20 failures by default, and reads HOOK_DISABLE_AFTER as a duration', () => {
+    expect([loadConfig({}).HOOK_DISABLE_AFTER, loadConfig({}).HOOK_DISABLE_MIN_FAILURES]).toStrictEqual([5 * 86_400_000, 20]);
+    expect(loadConfig({ HOOK_DISABLE_AFTER: '2s' }).HOOK_DISABLE_AFTER).toBe(2_000);
+    expect(loadConfig({ HOOK_DISABLE_AFTER: '5d' }).HOOK_DISABLE_AFTER).toBe(5 * 86_400_000);
+    expect(loadConfig({ HOOK_DISABLE_AFTER: '90m' }).HOOK_DISABLE_AFTER).toBe(90 * 60_000);
+    for (const bad of ['0s', 'soon', '-1d']) expect(() => loadConfig({ HOOK_DISABLE_AFTER: bad })).toThrow(/HOOK_DISABLE_AFTER/);
+    for (const bad of ['0', '2.5', 'many']) expect(() => loadConfig({ HOOK_DISABLE_MIN_FAILURES: bad })).toThrow(/HOOK_DISABLE_MIN_FAILURES/);
+  });
+
   it('defaults REQUEST_TIMEOUT_MS to 30 s and METRICS_HOST to loopback; Bull Board is read-only unless asked', () => {
     const config = loadConfig({});
     expect([config.REQUEST_TIMEOUT_MS, config.METRICS_HOST, config.BULL_BOARD_WRITABLE]).toStrictEqual([30_000, '127.0.0.1', false]);

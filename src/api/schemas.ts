@@ -4,6 +4,8 @@ import { EVENT_TYPES } from '../domain/events.js';
 import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
 import { isAccountId } from '../domain/ids.js';
 import { DELIVERY_STATUSES } from '../domain/delivery.js';
+import { DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT } from '../domain/deliveryLog.js';
+import { DISABLED_REASONS, HOOK_STATES, OUTCOME_STATUSES } from '../domain/hookHealth.js';
 
 /**
  * Request and response schemas: validation, TypeScript types and the OpenAPI document come
@@ -56,7 +58,26 @@ export const createdHook = hook.extend({
   secret: z.string().meta({ description: 'Standard Webhooks signing secret (whsec_...); shown only here' }),
 });
 
-export const hookList = z.object({ hooks: z.array(hook) });
+const time = z.iso.datetime().nullable();
+export const hookWithHealth = hook.extend({
+  state: z.enum(HOOK_STATES).meta({ description: 'disabled: its events create no deliveries (auto-disable) until it is enabled' }),
+  disabled_reason: z
+    .enum(DISABLED_REASONS)
+    .nullable()
+    .meta({ description: 'failing: every delivery failed for HOOK_DISABLE_AFTER, at least HOOK_DISABLE_MIN_FAILURES times; null while active' }),
+  disabled_at: time.meta({ description: 'null while active' }),
+  health: z.object({
+    last_delivered_at: time.meta({ description: 'when the latest delivered POST was sent' }),
+    last_failed_at: time.meta({ description: 'when the latest failed POST was sent (non-2xx, refused, timeout, unknown)' }),
+    consecutive_failures: z.number().int().meta({ description: 'failures since the latest success or enable' }),
+    skipped: z.number().int().meta({ description: 'events not delivered because it was disabled, since its latest disable' }),
+    last_24h: z
+      .object(Object.fromEntries(OUTCOME_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof OUTCOME_STATUSES)[number], z.ZodNumber>)
+      .meta({ description: 'outcomes recorded in the current hour and the 23 before, by status' }),
+  }),
+});
+
+export const hookList = z.object({ hooks: z.array(hookWithHealth) });
 
 export const identity = z.object({
   account_id: z.string(),
@@ -76,9 +97,33 @@ export const eventList = z.object({
   events: z.array(z.object({ id: z.uuid(), event: eventType, data: z.record(z.string(), z.unknown()), created_at: z.iso.datetime() })),
 });
 
+export const deliveryLogQuery = z.object({
+  status: z.string().optional().meta({ description: 'One status or several, comma-separated', examples: ['failed,unknown'] }),
+  since: z.string().optional().meta({ description: 'Queued at or after (ISO 8601)', examples: ['2026-11-23T00:00:00Z'] }),
+  until: z.string().optional().meta({ description: 'Queued before (ISO 8601)', examples: ['2026-11-24T00:00:00Z'] }),
+  event_id: z.string().optional().meta({ description: 'The deliveries of one event', examples: ['0b6f8e2a-9c4d-4f1e-8a7b-5d3c2e1f0a9b'] }),
+  limit: z
+    .string()
+    .optional()
+    .meta({ description: `Rows per page, 1 to ${DELIVERY_LOG_MAX_LIMIT}; default ${DELIVERY_LOG_DEFAULT_LIMIT}`, examples: ['50'] }),
+  cursor: z
+    .string()
+    .optional()
+    .meta({ description: 'The next_cursor of the previous page', examples: ['MjAyNi0xMS0yM1QxMjowMDowMC4xMjAzNDFafDNjMmIxYTA5LThmN2UtNGQ2Yy05YjVhLTRlM2QyYzFiMGE5OA'] }),
+});
+export const accountDeliveryLogQuery = deliveryLogQuery.extend({
+  hook_id: z.string().optional().meta({ description: 'The deliveries of one subscription', examples: ['9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d'] }),
+});
+
 export const deliveryList = z.object({
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page. Stable while new deliveries arrive.' }),
   deliveries: z.array(
     z.object({
+      id: z.uuid(),
+      hook_id: z.uuid(),
       event_id: z.uuid(),
       event: eventType,
       status: z.enum(DELIVERY_STATUSES),

@@ -104,7 +104,9 @@ const ANSWERS = {
   default: {
     description:
       'Any other status, a redirect (never followed), no answer within DELIVERY_TIMEOUT_MS (10 s by default), or a network ' +
-      'error: the attempt is recorded `failed` and is never retried.',
+      'error: the attempt is recorded `failed` and is never retried. A subscription whose every delivery fails (429 and 503 ' +
+      'included) for HOOK_DISABLE_AFTER (5 days by default), at least HOOK_DISABLE_MIN_FAILURES times (20), is disabled until ' +
+      'its owner enables it (see the subscription routes).',
   },
 };
 

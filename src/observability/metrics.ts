@@ -112,6 +112,11 @@ export function createMetrics() {
       help: 'Deliveries answered 429 or 503: recorded failed, and their target held for its Retry-After',
       registers: [registry],
     }),
+    hooksDisabled: new Counter({
+      name: 'webhook_hooks_disabled_total',
+      help: 'Hooks disabled because every delivery to them failed for HOOK_DISABLE_AFTER (auto-disable)',
+      registers: [registry],
+    }),
     queueDepth: new Gauge({
       name: 'event_queue_depth',
       help: 'Events in the outbox waiting to be fanned out',

@@ -1,7 +1,10 @@
 import type { DeliveryStatus } from '../domain/delivery.js';
+import type { DeliveryLogFilter } from '../domain/deliveryLog.js';
 import type { EventType } from '../domain/events.js';
+import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Sql } from './database.js';
 import type { QueuedDelivery } from './events.js';
+import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
 
 /** What a claimed delivery needs to be sent: the event (its data as stored JSON text) and the subscription's secret. */
 export interface ClaimedDelivery {
@@ -75,25 +78,41 @@ export function deliveryQueries(db: Sql) {
       );
     },
 
-    /** The outcomes of claimed deliveries' POSTs. */
-    async record(outcomes: (DeliveryOutcome & { deliveryId: string })[]) {
-      await db.query(
-        `UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-         FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms)
-         WHERE d.id = v.id AND d.status = 'sending'`,
+    /**
+     * The outcomes of claimed deliveries' POSTs, and in the same statement their hooks' health
+     * (src/storage/hookHealth.ts); a hook the rule says to disable is disabled there too.
+     * Returns the hooks this disabled.
+     */
+    async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
+      const { rows } = await db.query<DisabledHook>(
+        `WITH done AS (
+           UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
+           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms)
+           WHERE d.id = v.id AND d.status = 'sending'
+           RETURNING d.hook_id, d.status, d.attempted_at),
+         ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
+         ${JUST_DISABLED}`,
         [
           outcomes.map((o) => o.deliveryId),
           outcomes.map((o) => o.status),
           outcomes.map((o) => o.responseStatus ?? null),
           outcomes.map((o) => o.error ?? null),
           outcomes.map((o) => Math.round(o.durationMs)),
+          ...ruleParams(rule),
         ],
       );
+      return rows;
     },
 
     /** Queued deliveries that got no time within DELIVERY_MAX_WAIT: never sent. */
     async expire(deliveryIds: string[]) {
-      await db.query(`UPDATE deliveries SET status = 'expired' WHERE id = ANY($1::uuid[]) AND status = 'queued'`, [deliveryIds]);
+      await db.query(
+        `WITH done AS (
+           UPDATE deliveries SET status = 'expired' WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING hook_id, status),
+         ${COUNT_OUTCOMES}
+         SELECT count(*) FROM done`,
+        [deliveryIds],
+      );
     },
 
     /**
@@ -139,24 +158,48 @@ export function deliveryQueries(db: Sql) {
       return rows;
     },
 
-    /** Latest deliveries of a hook, newest first. */
-    async listForHook(hookId: string, limit: number) {
-      const { rows } = await db.query<{
-        event_id: string;
-        event: EventType;
-        status: DeliveryStatus;
-        response_status: number | null;
-        error: string | null;
-        duration_ms: number | null;
-        queued_at: Date;
-        attempted_at: Date | null;
-      }>(
-        `SELECT d.event_id, e.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at
+    /**
+     * A page of the delivery log of a hook or an account, newest first by (queued_at, id), from
+     * after `filter.after`: keyset paging on an index, so a page costs the same however deep, and
+     * rows that arrive meanwhile (newer) never shift the pages after the first. One row more than
+     * asked tells whether there is a next page.
+     */
+    async page(scope: { hookId: string } | { accountId: string }, filter: DeliveryLogFilter) {
+      const params: unknown[] = [];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      const where = ['hookId' in scope ? `d.hook_id = ${param(scope.hookId)}` : `d.account_id = ${param(scope.accountId)}`];
+      if (filter.statuses) where.push(`d.status = ANY(${param(filter.statuses)}::text[])`);
+      if (filter.since) where.push(`d.queued_at >= ${param(filter.since)}`);
+      if (filter.until) where.push(`d.queued_at < ${param(filter.until)}`);
+      if (filter.eventId) where.push(`d.event_id = ${param(filter.eventId)}`);
+      if (filter.hookId) where.push(`d.hook_id = ${param(filter.hookId)}`);
+      if (filter.after) where.push(`(d.queued_at, d.id) < (${param(filter.after.queuedAt)}::timestamptz, ${param(filter.after.id)}::uuid)`);
+      const { rows } = await db.query<LogRow>(
+        `SELECT d.id, d.hook_id, d.event_id, e.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at,
+           to_char(d.queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
          FROM deliveries d JOIN events e ON e.id = d.event_id
-         WHERE d.hook_id = $1 ORDER BY d.queued_at DESC, d.id LIMIT $2`,
-        [hookId, limit],
+         WHERE ${where.join(' AND ')} ORDER BY d.queued_at DESC, d.id DESC LIMIT ${param(filter.limit + 1)}`,
+        params,
       );
-      return rows;
+      const more = rows.length > filter.limit;
+      const page = more ? rows.slice(0, filter.limit) : rows;
+      const last = page.at(-1);
+      return { rows: page, next: more && last ? { queuedAt: last.position, id: last.id } : undefined };
     },
   };
+}
+
+/** A delivery log row; `position` is its queued_at to the microsecond, for the cursor. */
+export interface LogRow {
+  id: string;
+  hook_id: string;
+  event_id: string;
+  event: EventType;
+  status: DeliveryStatus;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  queued_at: Date;
+  attempted_at: Date | null;
+  position: string;
 }

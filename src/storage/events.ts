@@ -24,7 +24,8 @@ export function eventQueries(db: Sql) {
     /**
      * Fans out the oldest events not yet fanned out, up to `limit` of them, each once: marks them
      * dispatched and creates one `queued` delivery for each subscription an event goes to (its
-     * account's and type's, live, of a live key, existing when it fired), in one statement, so
+     * account's and type's, live, of a live key, existing when it fired; a disabled one counts
+     * the event as skipped instead), in one statement, so
      * atomically and with one commit for the whole batch. Events another process is fanning out
      * are skipped. Each delivery is the caller's to send until `leaseMs` from now; past that, the
      * relay hands it to a worker (src/workers/outboxRelay.ts). Returns how many events it took,
@@ -36,14 +37,24 @@ export function eventQueries(db: Sql) {
            SELECT id, account_id, event_type, created_at FROM events WHERE dispatched_at IS NULL
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
          marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id),
-         queued AS (
-           INSERT INTO deliveries (id, event_id, hook_id, status, relay_at)
-           SELECT gen_random_uuid(), p.id, h.id, 'queued', clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM picked p
+         targets AS (
+           SELECT p.id AS event_id, p.account_id, h.id AS hook_id, h.state FROM picked p
            JOIN hooks h ON h.account_id = p.account_id AND h.event_type = p.event_type
              AND h.deleted_at IS NULL AND h.created_at <= p.created_at
-           JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+           JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL),
+         queued AS (
+           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, relay_at)
+           SELECT gen_random_uuid(), event_id, hook_id, account_id, 'queued', clock_timestamp() + make_interval(secs => $2 / 1000.0)
+           FROM targets WHERE state = 'active'
            ON CONFLICT (event_id, hook_id) DO NOTHING
-           RETURNING id, event_id, hook_id, queued_at)
+           RETURNING id, event_id, hook_id, queued_at),
+         -- A disabled hook gets no delivery: its events are counted on it instead. Locked in one
+         -- order, so concurrent fan-outs wait for each other rather than deadlock.
+         skipping AS (
+           SELECT hook_id, count(*) AS events FROM targets WHERE state = 'disabled' GROUP BY hook_id),
+         locked AS (SELECT id FROM hooks WHERE id IN (SELECT hook_id FROM skipping) ORDER BY id FOR NO KEY UPDATE),
+         skipped AS (
+           UPDATE hooks h SET skipped = h.skipped + s.events FROM skipping s, locked l WHERE h.id = s.hook_id AND l.id = s.hook_id)
          -- One row per delivery, and one (without a delivery) per event that has none.
          SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
          FROM picked p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id

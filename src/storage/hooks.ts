@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../domain/events.js';
+import type { DisabledReason, HookState } from '../domain/hookHealth.js';
 import type { Database } from './database.js';
 
 export interface HookRow {
@@ -8,6 +9,19 @@ export interface HookRow {
   target_url: string;
   max_per_second: number | null;
   created_at: Date;
+}
+
+/** A hook with its state and health, as the hook routes show it. */
+export interface HookWithHealth extends HookRow {
+  state: HookState;
+  disabled_reason: DisabledReason | null;
+  disabled_at: Date | null;
+  last_delivered_at: Date | null;
+  last_failed_at: Date | null;
+  consecutive_failures: number;
+  skipped: number;
+  /** Outcomes by status over the last 24 hourly buckets (src/storage/hookHealth.ts). */
+  last_24h: Record<string, number>;
 }
 
 export interface NewHook {
@@ -21,6 +35,16 @@ export interface NewHook {
 export type CreateHookResult = { outcome: 'created'; hook: HookRow } | { outcome: 'key_revoked' } | { outcome: 'limit_reached' };
 
 const HOOK_COLUMNS = 'id, event_type, target_url, max_per_second, created_at';
+/**
+ * The hook, its state and its health: columns the outcome writes keep current, and at most 24
+ * hourly counts per status (the current hour and the 23 before), read through their key.
+ */
+const WITH_HEALTH = `SELECT h.id, h.event_type, h.target_url, h.max_per_second, h.created_at, h.state, h.disabled_reason, h.disabled_at,
+    h.last_delivered_at, h.last_failed_at, h.consecutive_failures, h.skipped,
+    (SELECT coalesce(json_object_agg(c.status, c.count), '{}') FROM (
+       SELECT status, sum(count)::int AS count FROM hook_outcome_hours
+       WHERE hook_id = h.id AND hour > statement_timestamp() - interval '24 hours' GROUP BY status) c) AS last_24h
+  FROM hooks h`;
 
 export function hookQueries(db: Database) {
   return {
@@ -50,18 +74,49 @@ export function hookQueries(db: Database) {
     },
 
     async listForKey(keyId: string) {
-      const { rows } = await db.query<HookRow>(
-        `SELECT ${HOOK_COLUMNS} FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
+      const { rows } = await db.query<HookWithHealth>(
+        `${WITH_HEALTH} WHERE h.api_key_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`,
         [keyId],
       );
       return rows;
     },
 
-    async findForKey(keyId: string, hookId: string) {
-      const { rows } = await db.query<HookRow>(
-        `SELECT ${HOOK_COLUMNS} FROM hooks WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL`,
-        [hookId, keyId],
+    /** An account's live hooks, under any of its keys: what its owner sees (first-party). */
+    async listForAccount(accountId: string) {
+      const { rows } = await db.query<HookWithHealth>(
+        `${WITH_HEALTH} WHERE h.account_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`,
+        [accountId],
       );
+      return rows;
+    },
+
+    async findForKey(keyId: string, hookId: string) {
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.api_key_id = $2 AND h.deleted_at IS NULL`, [
+        hookId,
+        keyId,
+      ]);
+      return rows[0];
+    },
+
+    /**
+     * Enables a live hook of the key's (`keyId`) or of the account's (`accountId`): it is sent
+     * its events again, and its failure streak starts over. True when there was such a hook.
+     */
+    async enable(owner: { keyId: string } | { accountId: string }, hookId: string) {
+      const [column, value] = 'keyId' in owner ? ['api_key_id', owner.keyId] : ['account_id', owner.accountId];
+      const { rowCount } = await db.query(
+        `UPDATE hooks SET state = 'active', disabled_reason = NULL, disabled_at = NULL, consecutive_failures = 0, failing_since = NULL
+         WHERE id = $1 AND ${column} = $2 AND deleted_at IS NULL`,
+        [hookId, value],
+      );
+      return rowCount > 0;
+    },
+
+    async findForAccount(accountId: string, hookId: string) {
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.account_id = $2 AND h.deleted_at IS NULL`, [
+        hookId,
+        accountId,
+      ]);
       return rows[0];
     },
 

@@ -1,4 +1,6 @@
+import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Sql } from './database.js';
+import { JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
 
 /**
  * Bounded storage: each query handles at most `limit` rows in one short statement, oldest first,
@@ -15,13 +17,34 @@ const DELETED_HOOK_GRACE_MS = 60_000;
 export function retentionQueries(db: Sql) {
   const run = async (text: string, params: unknown[]) => (await db.query(text, params)).rowCount;
   return {
-    /** Claims still `sending` past `olderThanMs`: their worker died mid-POST. Unknown, never retried. */
-    markStuckUnknown: (olderThanMs: number, limit: number) =>
+    /**
+     * Claims still `sending` past `olderThanMs`: their worker died mid-POST. Unknown, never
+     * retried; a failure to its hook's health, like any other (src/storage/hookHealth.ts), in the
+     * same statement. Returns how many, and the hooks this disabled.
+     */
+    async markStuckUnknown(olderThanMs: number, limit: number, rule: HookDisableRule) {
+      const { rows } = await db.query<{ changed: number } & (DisabledHook | { id: null })>(
+        `WITH done AS (
+           UPDATE deliveries SET status = 'unknown' WHERE id IN (
+             SELECT id FROM deliveries WHERE status = 'sending' AND attempted_at < ${cutoff('$1')}
+             ORDER BY attempted_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+           RETURNING hook_id, status, attempted_at),
+         ${updateHealth({ afterMs: '$3', minFailures: '$4' })},
+         disabled AS (${JUST_DISABLED})
+         -- One row at least, for the count, whether or not a hook was disabled.
+         SELECT (SELECT count(*) FROM done)::int AS changed, disabled.* FROM (SELECT 1) one LEFT JOIN disabled ON true`,
+        [olderThanMs, limit, ...ruleParams(rule)],
+      );
+      return { changed: rows[0]?.changed ?? 0, disabled: rows.filter((row): row is DisabledHook & { changed: number } => row.id !== null) };
+    },
+
+    /** Hourly outcome counts past the 24 hours last_24h sums. */
+    pruneOutcomeHours: (limit: number) =>
       run(
-        `UPDATE deliveries SET status = 'unknown' WHERE id IN (
-           SELECT id FROM deliveries WHERE status = 'sending' AND attempted_at < ${cutoff('$1')}
-           ORDER BY attempted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [olderThanMs, limit],
+        `DELETE FROM hook_outcome_hours WHERE (hook_id, hour, status) IN (
+           SELECT hook_id, hour, status FROM hook_outcome_hours WHERE hour < clock_timestamp() - interval '25 hours'
+           ORDER BY hour LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+        [limit],
       ),
 
     /** Delivery log rows queued before the cutoff, unless still queued or sending. */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createTurnCounter, isThrottled, LATE_DEPARTURE_MS, retryAfterMs } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
+import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DelayQueue } from '../queue/jobQueue.js';
 import type { LocalJobHandler } from '../queue/localQueue.js';
@@ -28,6 +29,8 @@ export interface DelivererDeps {
   delayQueue: DelayQueue<DeliveryJob> | undefined;
   /** Aborts at shutdown: the engine's retried writes stop then. */
   stopping: AbortSignal;
+  /** When recording outcomes disables a hook (HOOK_DISABLE_AFTER, HOOK_DISABLE_MIN_FAILURES). */
+  disableRule: HookDisableRule;
 }
 
 /**
@@ -88,7 +91,7 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
  */
 export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler<DeliveryJob>; settled(): Promise<void> } {
   const { store, pacer, poster, settings, metrics, log, secretsKey, delayQueue, stopping } = deps;
-  const writes = createDeliveryWrites(store, delayQueue, log, stopping);
+  const writes = createDeliveryWrites(store, delayQueue, log, stopping, { rule: deps.disableRule, metrics });
   const turnOf = createTurnCounter();
   const recording = new Set<Promise<void>>();
   const claimLead = createClaimLead();

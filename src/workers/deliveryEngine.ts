@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { hookDisableRule, type Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DelayQueue } from '../queue/jobQueue.js';
 import { createLocalQueue } from '../queue/localQueue.js';
@@ -44,7 +44,7 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
   });
   const stopping = new AbortController();
   const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
-  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, delayQueue, stopping: stopping.signal });
+  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, delayQueue, stopping: stopping.signal, disableRule: hookDisableRule(config) });
   const deliveries = createLocalQueue(deliverer.deliver, {
     capacity: config.EMBEDDED_QUEUE_CAPACITY,
     concurrency: config.DELIVERY_CONCURRENCY,

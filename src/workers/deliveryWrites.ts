@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { envelopeBody } from '../domain/events.js';
+import type { HookDisableRule } from '../domain/hookHealth.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { DelayedJob, DelayQueue } from '../queue/jobQueue.js';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js';
 import type { Store } from '../storage/store.js';
 import { groupCommit } from '../storage/groupCommit.js';
+import { reportDisabled } from './hookDisables.js';
 import type { DeliveryJob } from './jobs.js';
 import { untilDone } from './retry.js';
 
@@ -16,9 +19,16 @@ const nothing = <T>(items: T[]) => items.map(() => undefined);
 /**
  * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, expiries and
  * postponements of concurrent deliveries share one statement and one commit, and the deliveries
- * parked in the delay queue share one call.
+ * parked in the delay queue share one call. Recording outcomes also keeps their hooks' health,
+ * and disables a hook `health.rule` says to, in the same statement.
  */
-export function createDeliveryWrites(store: Store, delayQueue: DelayQueue<DeliveryJob> | undefined, log: Logger, stopping: AbortSignal) {
+export function createDeliveryWrites(
+  store: Store,
+  delayQueue: DelayQueue<DeliveryJob> | undefined,
+  log: Logger,
+  stopping: AbortSignal,
+  health: { rule: HookDisableRule; metrics: Metrics },
+) {
   const { deliveries } = store;
   const writes = {
     /**
@@ -44,7 +54,7 @@ export function createDeliveryWrites(store: Store, delayQueue: DelayQueue<Delive
       });
     }),
     record: groupCommit(async (outcomes: (DeliveryOutcome & { deliveryId: string })[]) => {
-      await deliveries.record(outcomes);
+      reportDisabled(await deliveries.record(outcomes, health.rule), log, health.metrics);
       return nothing(outcomes);
     }),
     expire: groupCommit(async (ids: string[]) => {

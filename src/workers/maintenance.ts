@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { hookDisableRule, type Config } from '../config.js';
+import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { DisabledHook } from '../storage/hookHealth.js';
 import type { Store } from '../storage/store.js';
+import { reportDisabled } from './hookDisables.js';
 
 const DAY_MS = 86_400_000;
 /** Past the delivery timeout, this long again before a claim still `sending` is declared unknown. */
@@ -12,6 +16,8 @@ export interface MaintenanceSettings {
   retentionMs: number;
   /** A claim still `sending` this long after it was made becomes `unknown`. */
   stuckAfterMs: number;
+  /** An unknown outcome is a failure: it may disable its hook (HOOK_DISABLE_AFTER, HOOK_DISABLE_MIN_FAILURES). */
+  disableRule: HookDisableRule;
   /** Rows per statement: small, so no statement holds locks for long or delays requests. */
   batch?: number;
   /** Pause between two statements, so requests interleave (PGlite runs one statement at a time). */
@@ -21,9 +27,12 @@ export interface MaintenanceSettings {
 }
 
 /** The settings the processes run with, from their configuration. */
-export const maintenanceSettings = (config: { RETENTION_DAYS: number; DELIVERY_TIMEOUT_MS: number }): MaintenanceSettings => ({
+export const maintenanceSettings = (
+  config: Pick<Config, 'RETENTION_DAYS' | 'DELIVERY_TIMEOUT_MS' | 'HOOK_DISABLE_AFTER' | 'HOOK_DISABLE_MIN_FAILURES'>,
+): MaintenanceSettings => ({
   retentionMs: config.RETENTION_DAYS * DAY_MS,
   stuckAfterMs: config.DELIVERY_TIMEOUT_MS + STUCK_GRACE_MS,
+  disableRule: hookDisableRule(config),
 });
 
 /**
@@ -35,10 +44,11 @@ const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, M
 /**
  * One maintenance pass: declares stuck claims unknown, then deletes what retention allows, in
  * an order that lets one pass finish a chain (a delivery, then its event; a deleted
- * subscription, then its revoked key). Returns what it changed, by kind.
+ * subscription, then its revoked key). Returns what it changed, by kind, and the hooks whose
+ * unknown outcomes disabled them.
  */
 export async function runMaintenancePass(store: Store, settings: MaintenanceSettings, signal?: AbortSignal) {
-  const { retentionMs, stuckAfterMs, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
+  const { retentionMs, stuckAfterMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
   /** Statement after statement until one changes fewer than `batch` rows; a shutdown stops between two. */
   const repeat = async (work: (limit: number) => Promise<number>) => {
     let total = 0;
@@ -51,14 +61,22 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
     return total;
   };
   const { retention } = store;
-  return {
-    unknown: await repeat((limit) => retention.markStuckUnknown(stuckAfterMs, limit)),
+  const disabled: DisabledHook[] = [];
+  const markUnknown = async (limit: number) => {
+    const marked = await retention.markStuckUnknown(stuckAfterMs, limit, disableRule);
+    disabled.push(...marked.disabled);
+    return marked.changed;
+  };
+  const changed = {
+    unknown: await repeat(markUnknown),
     deliveries: await repeat((limit) => retention.pruneDeliveries(retentionMs, limit)),
     events: await repeat((limit) => retention.pruneEvents(retentionMs, limit)),
     calls: await repeat((limit) => retention.pruneCalls(retentionMs, limit)),
     hooks: await repeat((limit) => retention.pruneDeletedHooks(retentionMs, limit)),
     keys: await repeat((limit) => retention.pruneRevokedKeys(retentionMs, limit)),
+    outcomeHours: await repeat((limit) => retention.pruneOutcomeHours(limit)),
   };
+  return { changed, disabled };
 }
 
 /**
@@ -66,14 +84,15 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
  * several processes at once is safe: each statement skips rows another one holds. The claims it
  * declares unknown are counted as deliveries ending `unknown` (an operator's alert).
  */
-export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings, metrics: Pick<Metrics, 'deliveries'>) {
+export function startMaintenance(store: Store, log: Logger, settings: MaintenanceSettings, metrics: Pick<Metrics, 'deliveries' | 'hooksDisabled'>) {
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
   const pass = () =>
     runMaintenancePass(store, settings, stopping.signal).then(
-      (changed) => {
+      ({ changed, disabled }) => {
         metrics.deliveries.inc({ outcome: 'unknown' }, changed.unknown);
         if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
+        reportDisabled(disabled, log, metrics);
       },
       (error: unknown) => log.warn({ err: error }, 'maintenance pass failed; trying again next pass'),
     );

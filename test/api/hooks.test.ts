@@ -179,7 +179,23 @@ describe.each(engines())('hooks API on %s', (engine) => {
       await sameAccount.subscribe({ event: 'new_contact', target_url: `${TARGET}/other` });
 
       expect(await c.list()).toStrictEqual(
-        created.map(({ id, event_type, target_url, max_per_second, created_at }) => ({ id, event_type, target_url, max_per_second, created_at })),
+        created.map(({ id, event_type, target_url, max_per_second, created_at }) => ({
+          id,
+          event_type,
+          target_url,
+          max_per_second,
+          created_at,
+          state: 'active',
+          disabled_reason: null,
+          disabled_at: null,
+          health: {
+            last_delivered_at: null,
+            last_failed_at: null,
+            consecutive_failures: 0,
+            skipped: 0,
+            last_24h: { delivered: 0, failed: 0, refused: 0, expired: 0, unknown: 0 },
+          },
+        })),
       );
       expect((await sameAccount.list()).map((hook) => hook.target_url)).toStrictEqual([`${TARGET}/other`]);
     });
@@ -258,7 +274,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
       const { id } = (await c.subscribe({ event: 'new_contact', target_url: TARGET })).json();
       const response = await c.deliveries(id);
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toStrictEqual({ deliveries: [] });
+      expect(response.json()).toStrictEqual({ deliveries: [], next_cursor: null });
     });
 
     it("answers 404 not_found for another key's hook, an unknown or a malformed id", async () => {

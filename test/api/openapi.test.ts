@@ -46,7 +46,9 @@ describe('the OpenAPI documents', () => {
           'delete /api/v1/hooks/{id}',
           'get /api/v1/events',
           'get /api/v1/hooks',
+          'get /api/v1/hooks/{id}',
           'get /api/v1/hooks/{id}/deliveries',
+          'post /api/v1/hooks/{id}/enable',
           'get /api/v1/me',
           'post /api/v1/contacts',
           'post /api/v1/hooks',
@@ -212,7 +214,15 @@ describe('the OpenAPI documents', () => {
       const result = await validate(structuredClone(internal));
       expect(result.valid ? [] : result.errors).toStrictEqual([]);
       const paths = Object.keys(internal.paths ?? {});
-      expect(paths).toEqual(expect.arrayContaining(['/internal/v1/accounts/{account_id}/keys', '/internal/v1/accounts/{account_id}/calls']));
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          '/internal/v1/accounts/{account_id}/keys',
+          '/internal/v1/accounts/{account_id}/calls',
+          '/internal/v1/accounts/{account_id}/hooks',
+          '/internal/v1/accounts/{account_id}/hooks/{hook_id}/enable',
+          '/internal/v1/accounts/{account_id}/deliveries',
+        ]),
+      );
       expect(paths.filter((path) => !path.startsWith('/internal/v1/'))).toStrictEqual([]);
       expect(internal.webhooks).toBeUndefined();
       expect(internal.security).toStrictEqual([{ internalToken: [] }]);

@@ -346,8 +346,8 @@ describe.each(engines())('fuzzing every route (%s)', (engine) => {
     const contact = await post('/api/v1/contacts', { phone: '+14155550123', name: 'Fuzz' }, `Bearer ${main.key}`);
     await post('/internal/v1/accounts/acct-fuzz/calls', { channel: 'voice', outcome: 'voicemail', spam: false, caller_name: 'A', caller_number: '+14155550100', summary: 's' }, `Bearer ${INTERNAL_TOKEN}`);
     await db.query(
-      `INSERT INTO deliveries (id, event_id, hook_id, status, response_status, duration_ms)
-       SELECT $1, (SELECT id FROM events LIMIT 1), $2, 'delivered', 200, 5`,
+      `INSERT INTO deliveries (id, event_id, hook_id, account_id, status, response_status, duration_ms)
+       SELECT $1, (SELECT id FROM events LIMIT 1), $2, 'acct-fuzz', 'delivered', 200, 5`,
       [randomUUID(), hooks[0]!.json().id],
     );
     known = {

@@ -2,11 +2,15 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
 import { issueKey } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
+
+/** Outcome writes keep hook health; the rule here never disables. */
+const health = { rule: { afterMs: 86_400_000, minFailures: 1_000_000 }, metrics: createMetrics() };
 
 const log = pino({ level: 'silent' });
 let phone = 4155550000;
@@ -88,7 +92,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
         },
       },
     };
-    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal);
+    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
     const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
     expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
     expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
@@ -105,7 +109,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
           const claimedBy = new Map<string, number>();
           await Promise.all(
             workers.map(async (tries, worker) => {
-              const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal);
+              const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal, health);
               await Promise.all(
                 tries.map(async ({ index, pauseMs }) => {
                   await new Promise((resolve) => setTimeout(resolve, pauseMs));

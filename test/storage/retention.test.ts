@@ -54,7 +54,8 @@ describe.each(engines())('maintenance on %s', (engine) => {
   }
   async function delivery(eventId: string, hookId: string, status: DeliveryStatus, queuedAgo: number, attemptedAgo?: number) {
     const id = randomUUID();
-    await db.query('INSERT INTO deliveries (id, event_id, hook_id, status, queued_at, attempted_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+    await db.query(`INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, attempted_at)
+       SELECT $1, $2, $3, account_id, $4, $5, $6 FROM hooks WHERE id = $3`, [
       id,
       eventId,
       hookId,
@@ -73,7 +74,8 @@ describe.each(engines())('maintenance on %s', (engine) => {
     );
     return id;
   }
-  const pass = () => runMaintenancePass(store, { retentionMs: RETENTION_MS, stuckAfterMs: HOUR, batch: 2, pauseMs: 0 });
+  const disableRule = { afterMs: HOUR, minFailures: 1_000 };
+  const pass = async () => (await runMaintenancePass(store, { retentionMs: RETENTION_MS, stuckAfterMs: HOUR, disableRule, batch: 2, pauseMs: 0 })).changed;
 
   it('prunes what is past RETENTION_DAYS and nothing that is still needed', async () => {
     const accountId = newAccount();
@@ -118,7 +120,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
       new Set([recentCall]),
     );
     expect(await ids('contacts')).toStrictEqual(new Set([contact.contactId]));
-    expect(changed).toStrictEqual({ unknown: 0, deliveries: 3, events: 2, calls: oldCalls.length, hooks: 2, keys: 1 });
+    expect(changed).toStrictEqual({ unknown: 0, deliveries: 3, events: 2, calls: oldCalls.length, hooks: 2, keys: 1, outcomeHours: 0 });
 
     // A second pass finds nothing more to do.
     expect(Object.values(await pass()).every((count) => count === 0)).toBe(true);
@@ -135,7 +137,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
     const inFlight = await delivery(await event(accountId, 60_000, true), hookId, 'sending', 30_000, 30_000);
     const waiting = await delivery(await event(accountId, 5 * 60_000, true), hookId, 'queued', 3 * 60_000);
 
-    expect((await runMaintenancePass(store, { ...settings, batch: 2, pauseMs: 0 })).unknown).toBe(1);
+    expect((await runMaintenancePass(store, { ...settings, batch: 2, pauseMs: 0 })).changed.unknown).toBe(1);
     const statuses = await db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [
       [stuck, inFlight, waiting],
     ]);
@@ -147,7 +149,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
 
     // Never retried: it cannot be claimed again, and a late outcome does not rewrite it.
     expect(await store.deliveries.claim([stuck], randomUUID())).toStrictEqual([]);
-    await store.deliveries.record([{ deliveryId: stuck, status: 'delivered', responseStatus: 200, durationMs: 5 }]);
+    await store.deliveries.record([{ deliveryId: stuck, status: 'delivered', responseStatus: 200, durationMs: 5 }], settings.disableRule);
     const log = await app.inject({ method: 'GET', url: `/api/v1/hooks/${hookId}/deliveries`, headers: key.auth });
     expect(log.json().deliveries.find((row: { event_id: string }) => row.event_id === eventId)).toMatchObject({ status: 'unknown', response_status: null });
   });

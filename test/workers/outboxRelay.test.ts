@@ -74,8 +74,8 @@ describe.each(engines())('the outbox on %s', (engine) => {
         `WITH fired AS (
            INSERT INTO events (id, account_id, event_type, data, dispatched_at)
            SELECT gen_random_uuid(), $1, 'new_contact', '{}', now() FROM generate_series(1, $2) RETURNING id)
-         INSERT INTO deliveries (id, event_id, hook_id, status, relay_at)
-         SELECT gen_random_uuid(), fired.id, $3, 'queued', ${relayAt} FROM fired RETURNING id::text`,
+         INSERT INTO deliveries (id, event_id, hook_id, account_id, status, relay_at)
+         SELECT gen_random_uuid(), fired.id, $3, $1, 'queued', ${relayAt} FROM fired RETURNING id::text`,
         [accountId, count, hookId],
       );
     const overdue = (await insert(1_103, "now() - interval '1 second'")).rows.map((row) => row.id);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { DELIVERY_LOG_LIMIT } from '../../services/hooks.js';
 import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
-import { createdHook, deliveryList, hookList, idParam, ok, subscribeInput } from '../schemas.js';
+import { DELIVERY_LOG_ERRORS, deliveryLogDescription, exampleDeliveryPage, exampleHookWithHealth, HOOK_STATE_RULE } from '../hookDocs.js';
+import { createdHook, deliveryList, deliveryLogQuery, hookList, hookWithHealth, idParam, ok, subscribeInput } from '../schemas.js';
 
 const HOOK_ID = '9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d';
 const exampleHook = {
@@ -45,12 +45,45 @@ export const hookRoutes =
         schema: {
           tags: ['subscriptions'],
           operationId: 'listSubscriptions',
-          summary: "The calling key's subscriptions, oldest first",
-          description: 'Unpaged: a key holds at most MAX_HOOKS_PER_KEY subscriptions (100 by default). Secrets are not shown.',
-          response: { 200: hookList.meta({ description: 'The subscriptions', examples: [{ hooks: [exampleHook] }] }) },
+          summary: "The calling key's subscriptions, oldest first, with their state and health",
+          description: `Unpaged: a key holds at most MAX_HOOKS_PER_KEY subscriptions (100 by default). Secrets are not shown. ${HOOK_STATE_RULE}`,
+          response: { 200: hookList.meta({ description: 'The subscriptions', examples: [{ hooks: [exampleHookWithHealth] }] }) },
         },
       },
       async (request) => services.hooks.list(request.caller),
+    );
+
+    app.get(
+      '/hooks/:id',
+      {
+        schema: {
+          tags: ['subscriptions'],
+          operationId: 'getSubscription',
+          summary: "One of the calling key's subscriptions, with its state and health",
+          description: HOOK_STATE_RULE,
+          params: idParam,
+          response: { 200: hookWithHealth.meta({ description: 'The subscription', examples: [exampleHookWithHealth] }), ...errorAnswers('not_found') },
+        },
+      },
+      async (request) => services.hooks.get(request.caller, request.params.id),
+    );
+
+    app.post(
+      '/hooks/:id/enable',
+      {
+        schema: {
+          tags: ['subscriptions'],
+          operationId: 'enableSubscription',
+          summary: 'Enable a subscription: its events are delivered again, and its failure streak starts over',
+          description: `${HOOK_STATE_RULE} Enabling an active subscription only restarts its streak.`,
+          params: idParam,
+          response: {
+            200: hookWithHealth.meta({ description: 'The subscription, active', examples: [{ ...exampleHookWithHealth, state: 'active' }] }),
+            ...errorAnswers('not_found'),
+          },
+        },
+      },
+      async (request) => services.hooks.enable(request.caller, request.params.id),
     );
 
     app.delete(
@@ -74,33 +107,16 @@ export const hookRoutes =
         schema: {
           tags: ['subscriptions'],
           operationId: 'listDeliveries',
-          summary: "Latest delivery attempts of one of the calling key's subscriptions, newest first",
-          description: `At most ${DELIVERY_LOG_LIMIT}.`,
+          summary: "The delivery log of one of the calling key's subscriptions, newest first, paged and filtered",
+          description: deliveryLogDescription,
           params: idParam,
+          querystring: deliveryLogQuery,
           response: {
-            200: deliveryList.meta({
-              description: 'The latest attempts',
-              examples: [
-                {
-                  deliveries: [
-                    {
-                      event_id: '0b6f8e2a-9c4d-4f1e-8a7b-5d3c2e1f0a9b',
-                      event: 'new_contact',
-                      status: 'delivered',
-                      response_status: 200,
-                      error: null,
-                      duration_ms: 84,
-                      queued_at: '2026-11-23T12:00:00.120Z',
-                      attempted_at: '2026-11-23T12:00:00.135Z',
-                    },
-                  ],
-                },
-              ],
-            }),
-            ...errorAnswers('not_found'),
+            200: deliveryList.meta({ description: 'A page of the log', examples: [exampleDeliveryPage] }),
+            ...errorAnswers(...DELIVERY_LOG_ERRORS, 'not_found'),
           },
         },
       },
-      async (request) => services.hooks.deliveries(request.caller, request.params.id),
+      async (request) => services.hooks.deliveries(request.caller, request.params.id, request.query),
     );
   };

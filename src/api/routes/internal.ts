@@ -1,13 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Services } from '../../services/index.js';
 import { errorAnswers } from '../documentedErrors.js';
+import { DELIVERY_LOG_ERRORS, deliveryLogDescription, exampleDeliveryPage, exampleHookWithHealth, HOOK_STATE_RULE } from '../hookDocs.js';
 import {
+  accountDeliveryLogQuery,
   accountParam,
   apiKey,
   callInput,
   callResult,
   contact,
   createdKey,
+  deliveryList,
+  hookList,
+  hookWithHealth,
   keyInput,
   ok,
   ownerEditInput,
@@ -19,8 +24,9 @@ import { z } from 'zod';
 
 const contactParams = accountParam.extend({ contact_id: z.string() });
 const keyParam = z.object({ key_id: z.string() });
+const hookParams = accountParam.extend({ hook_id: z.string() });
 
-/** The platform's own systems: key management, owner edits, CRM syncs, call completion. */
+/** The platform's own systems: key management, owner edits, CRM syncs, call completion, the owner's hooks and their log. */
 export const internalRoutes =
   (services: Services): FastifyPluginAsyncZod =>
   async (app) => {
@@ -103,5 +109,35 @@ export const internalRoutes =
       },
       async (request, reply) => reply.status(202).send(await services.calls.report(request.params.account_id, request.body)),
     );
-  };
 
+    const listHooks = {
+      tags: ['subscriptions'],
+      summary: "The owner's view: every live subscription of the account, under any key, with its state and health",
+      description: HOOK_STATE_RULE,
+      params: accountParam,
+      response: { 200: hookList.meta({ examples: [{ hooks: [exampleHookWithHealth] }] }) },
+    };
+    app.get('/accounts/:account_id/hooks', { schema: listHooks }, async (request) => services.hooks.listForOwner(request.params.account_id));
+
+    const enableHook = {
+      tags: ['subscriptions'],
+      summary: "The owner enables a subscription of the account's: its events are delivered again, its failure streak starts over",
+      params: hookParams,
+      response: { 200: hookWithHealth.meta({ examples: [{ ...exampleHookWithHealth, state: 'active' }] }), ...errorAnswers('not_found') },
+    };
+    app.post('/accounts/:account_id/hooks/:hook_id/enable', { schema: enableHook }, async (request) =>
+      services.hooks.enableForOwner(request.params.account_id, request.params.hook_id),
+    );
+
+    const accountLog = {
+      tags: ['subscriptions'],
+      summary: "The account's delivery log across its subscriptions (deleted ones too), newest first, paged and filtered",
+      description: `${deliveryLogDescription} \`hook_id\` keeps one subscription's.`,
+      params: accountParam,
+      querystring: accountDeliveryLogQuery,
+      response: { 200: deliveryList.meta({ examples: [exampleDeliveryPage] }), ...errorAnswers(...DELIVERY_LOG_ERRORS, 'invalid_hook_id') },
+    };
+    app.get('/accounts/:account_id/deliveries', { schema: accountLog }, async (request) =>
+      services.hooks.deliveriesForOwner(request.params.account_id, request.query),
+    );
+  };
