@@ -183,8 +183,8 @@ describe.each(engines())('error responses on %s', (engine) => {
       ['DELETE', '/api/v1/contacts', 'POST'],
       ['PUT', '/api/v1/hooks', 'POST, GET, HEAD'],
       ['PATCH', '/api/v1/hooks', 'POST, GET, HEAD'],
-      ['GET', `/api/v1/hooks/${randomUUID()}`, 'DELETE'],
-      ['POST', `/api/v1/hooks/${randomUUID()}`, 'DELETE'],
+      ['PUT', `/api/v1/hooks/${randomUUID()}`, 'GET, HEAD, DELETE'],
+      ['POST', `/api/v1/hooks/${randomUUID()}`, 'GET, HEAD, DELETE'],
       ['POST', '/api/v1/events', 'GET, HEAD'],
       ['POST', '/healthz', 'GET, HEAD'],
     ])('answers 405 method_not_allowed to %s %s, with Allow: %s', async (method, url, allow) => {
