@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bullPrefix } from '../../src/queue/redisConnection.js';
 import { startStack } from '../support/stack.js';
 import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
@@ -44,8 +44,8 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
       const job = { deliveryId: delivery.id, accountId: delivery.account_id, targetUrl: delivery.target_url, maxPerSecond: null, queuedAt: Date.now() };
       await queue.add('deliveries', job, { jobId: `${delivery.id}.${suffix}` });
     };
-    const connection = new Redis(stack.redis!.url);
-    const queue = new Queue('deliveries', { connection, prefix: stack.redis!.prefix });
+    const connection = stack.redis!.client();
+    const queue = new Queue('deliveries', { connection, prefix: bullPrefix(stack.redis!.prefix) });
     try {
       await again('while');
       await sleep(2500);
@@ -54,7 +54,7 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
       expect(report('handed over again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
     } finally {
       await queue.close();
-      await connection.quit();
+      connection.disconnect();
     }
     await stack.api('DELETE', `/hooks/${hook}`);
   });
