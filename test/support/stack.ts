@@ -8,12 +8,24 @@ import { client } from './client.js';
 import { createPostgresDatabase } from './databases.js';
 import { startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type ServiceProcess } from './processes.js';
 import { startReceiver, type ReceivedRequest, type ReceiverResponse } from './receiver.js';
-import { redisFor, type RedisShape } from './redisShapes.js';
+import { redisFor, withRedisCluster, type RedisShape } from './redisShapes.js';
 
 export type StackMode = 'embedded' | 'bullmq';
 
 /** The modes a delivery suite runs in: embedded always, web + workers where PostgreSQL and Redis are. */
 export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'bullmq'] : ['embedded']);
+
+export interface StackShape {
+  label: string;
+  mode: StackMode;
+  redis?: RedisShape;
+}
+
+/** The modes of stackModes(), and the production shape on a Redis Cluster where the cluster suites run. */
+export const stackShapes = (): StackShape[] => [
+  ...stackModes().map((mode) => ({ label: mode, mode })),
+  ...(withRedisCluster ? [{ label: 'bullmq on a Redis Cluster', mode: 'bullmq' as const, redis: 'cluster' as const }] : []),
+];
 
 /**
  * The service for a test file, in either shape, with an HTTPS receiver whose answer per path the
