@@ -27,8 +27,14 @@ function startMaster(master: Master) {
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   master.child = child;
-  master.exited = new Promise((resolve) => child.on('exit', resolve));
-  child.on('error', (error) => console.error(`[redis cluster] could not start redis-server on ${master.port}: ${error.message}\n${stderr}`));
+  // A redis-server that could not start (none on PATH) reports an error and may never report an exit.
+  master.exited = new Promise((resolve) => {
+    child.on('exit', resolve);
+    child.on('error', (error) => {
+      console.error(`[redis cluster] could not start redis-server on ${master.port}: ${error.message}\n${stderr}`);
+      resolve(error);
+    });
+  });
 }
 
 async function stopMaster(master: Master) {

@@ -134,7 +134,7 @@ describe.each(redisShapes())('operator surfaces with Redis %s', (shape) => {
       const text = await (await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
       return Number(/^contact_hooks_workers_listening (\S+)$/m.exec(text)?.[1]);
     };
-    expect(await listening()).toBe(0);
+    await waitUntil(async () => (await listening()) === 0, 10_000);
     for (let i = 0; i < 3; i++) stack.startWorker();
     await waitUntil(async () => (await listening()) === 3, 20_000);
   });

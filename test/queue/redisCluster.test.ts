@@ -111,4 +111,17 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
       await Promise.all([...listeners, stranger, web].map((each) => each.close()));
     }
   });
+
+  // Last: it takes the cluster away.
+  it('gives no count of listening workers while the cluster is away, rather than none', async () => {
+    const [a] = deployments();
+    const web = createRedisNewEvents(a, log);
+    try {
+      expect(await web.listening()).toBe(0);
+      await cluster.kill();
+      await waitUntil(async () => (await web.listening().then(() => 'counted', () => 'failed')) === 'failed', 10_000);
+    } finally {
+      await web.close();
+    }
+  });
 });
