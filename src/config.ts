@@ -140,7 +140,10 @@ const withDerivedDefaults = configSchema
 
 export type Config = z.infer<typeof withDerivedDefaults>;
 
-/** Where the production shape's Redis is: one server, or some nodes of a cluster. */
+/**
+ * Where the production shape's Redis is: one server, or some nodes of a cluster. The same shape
+ * as src/queue/redisConnection.ts's RedisTarget, which takes it (config imports only the domain).
+ */
 export type RedisTarget = { url: string } | { clusterNodes: Array<{ host: string; port: number }> };
 
 /** The Redis this configuration names (a cluster wins over REDIS_URL), or none: the embedded default. */

@@ -11,9 +11,9 @@ import { createServices } from '../services/index.js';
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
- * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it only produces work: committed events in the outbox, and a
- * ring on Redis that workers fan them out now; without it, the embedded default, it also runs
- * the delivery engine in-process.
+ * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it only produces work: committed
+ * events in the outbox, and a ring on Redis that workers fan them out now; without it, the
+ * embedded default, it also runs the delivery engine in-process.
  */
 async function main(givenConfig: Config) {
   const redisTarget = redisTargetOf(givenConfig);

@@ -42,7 +42,7 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  it('shares one target’s pace between pacers exactly as one server does, and keeps another prefix’s pace apart', async () => {
+  it('shares one target’s pace and holds between pacers exactly as one server does, and keeps another prefix’s pace apart', async () => {
     const [a, b] = deployments();
     const pacers = [createRedisPacer(a, 1_000, log), createRedisPacer(a, 1_000, log)];
     const other = createRedisPacer(b, 1_000, log);
@@ -62,6 +62,10 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
       const slots = await Promise.all(hosts.map((url) => slotOf(keys.target(url))));
       expect(new Set(slots).size).toBeGreaterThan(1);
       for (const url of hosts) expect(await slotOf(keys.budget('acme', url))).toBe(await slotOf(keys.target(url)));
+      // A hold (a 429's Retry-After), its own script, seen by the other worker's pacer.
+      await pacers[0]!.hold(hosts[0]!, 5_000);
+      const held = await gate(pacers[1]!, hosts[0]);
+      expect(held.kind === 'wait' && held.waitMs).toBeGreaterThan(4_000);
     } finally {
       await Promise.all([...pacers, other].map((pacer) => pacer.close()));
     }
