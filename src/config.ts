@@ -26,8 +26,25 @@ const configSchema = z.object({
   /** Connections each process keeps to PostgreSQL at most; mind the server's max_connections across processes. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(20),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
-  /** Namespaces every BullMQ key, so several deployments (or test runs) can share one Redis. */
-  QUEUE_PREFIX: z.string().min(1).default('contact-hooks'),
+  /**
+   * Some nodes of a Redis Cluster (`host:port`, comma-separated); every process then uses the
+   * cluster, and REDIS_URL is not read. The client learns the rest of the cluster from them.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((list) => list.split(',').map((node) => node.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, comma-separated')).min(1, 'must name at least one host:port'))
+    .transform((nodes) => nodes.map((node) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) })))
+    .optional(),
+  /**
+   * Namespaces every Redis key, so several deployments (or test runs) can share one Redis or
+   * cluster. No braces: the service puts it inside a hash tag of its own (src/queue/redisConnection.ts).
+   */
+  QUEUE_PREFIX: z
+    .string()
+    .min(1)
+    .regex(/^[^{}]+$/, 'must not contain { or }: the service wraps it in a hash tag itself')
+    .default('contact-hooks'),
   INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   DEFAULT_COUNTRY: z
     .string()
@@ -122,6 +139,18 @@ const withDerivedDefaults = configSchema
   }));
 
 export type Config = z.infer<typeof withDerivedDefaults>;
+
+/**
+ * Where the production shape's Redis is: one server, or some nodes of a cluster. The same shape
+ * as src/queue/redisConnection.ts's RedisTarget, which takes it (config imports only the domain).
+ */
+export type RedisTarget = { url: string } | { clusterNodes: Array<{ host: string; port: number }> };
+
+/** The Redis this configuration names (a cluster wins over REDIS_URL), or none: the embedded default. */
+export function redisTargetOf(config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget | undefined {
+  if (config.REDIS_CLUSTER_NODES) return { clusterNodes: config.REDIS_CLUSTER_NODES };
+  return config.REDIS_URL ? { url: config.REDIS_URL } : undefined;
+}
 
 export class ConfigError extends Error {}
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, redisTargetOf } from '../src/config.js';
 
 /** Settings whose defaults or checks are rules of their own. */
 describe('configuration', () => {
@@ -40,5 +40,19 @@ describe('configuration', () => {
       /DELIVERY_ALLOW_PRIVATE_NETWORKS: refused when NODE_ENV=production/,
     );
   });
-});
 
+  it('reads REDIS_CLUSTER_NODES as host:port pairs, uses the cluster over REDIS_URL, and refuses anything else naming it', () => {
+    const cluster = loadConfig({ REDIS_CLUSTER_NODES: ' redis-a:7000, 10.0.0.2:7001 ,', REDIS_URL: 'redis://127.0.0.1:6379' });
+    expect(redisTargetOf(cluster)).toStrictEqual({ clusterNodes: [{ host: 'redis-a', port: 7000 }, { host: '10.0.0.2', port: 7001 }] });
+    expect(redisTargetOf(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }))).toStrictEqual({ url: 'redis://127.0.0.1:6379' });
+    expect(redisTargetOf(loadConfig({}))).toBeUndefined();
+    for (const bad of ['redis-a', 'redis://redis-a:7000', 'redis-a:port', ',']) {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: bad })).toThrow(/REDIS_CLUSTER_NODES/);
+    }
+  });
+
+  it('refuses braces in QUEUE_PREFIX: the service makes it the hash tag of BullMQ keys itself', () => {
+    expect(loadConfig({}).QUEUE_PREFIX).toBe('contact-hooks');
+    for (const bad of ['{contact-hooks}', 'a{b', 'a}b']) expect(() => loadConfig({ QUEUE_PREFIX: bad })).toThrow(/QUEUE_PREFIX: must not contain/);
+  });
+});

@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/redisConnection.js';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
@@ -32,7 +32,7 @@ export interface AppDeps {
   /** Extra routes mounted behind the internal token, such as Bull Board at /admin/queues. */
   admin?: (app: FastifyInstance) => Promise<void>;
   /** Where the API rate limit counts, so that every web process shares it; absent: in this process's memory. */
-  rateLimitRedis?: Redis;
+  rateLimitRedis?: RedisClient;
 }
 
 const BODY_LIMIT = 64 * 1024;

@@ -3,9 +3,9 @@ import { createBullBoard } from '@bull-board/api';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { redisOptions, type BullSettings } from '../queue/redisConnection.js';
+import { bullPrefix, connectRedis, type RedisSettings } from '../queue/redisConnection.js';
 
-export interface BullBoardSettings extends BullSettings {
+export interface BullBoardSettings extends RedisSettings {
   /** The queues shown, by name. */
   queueNames: readonly string[];
   /** Off by default: a read-only board can show jobs but not empty, clean, retry, add or pause anything. */
@@ -13,19 +13,21 @@ export interface BullBoardSettings extends BullSettings {
 }
 
 /**
- * Bull Board at /admin/queues; the caller puts it behind the operators' login. Its queues get
- * connections of their own: the producer's fail-fast connection is for the request path, not for
+ * Bull Board at /admin/queues; the caller puts it behind the operators' login. Its queues share
+ * a connection of their own: the producer's fail-fast connection is for the request path, not for
  * an operator's page.
  */
-export function bullBoard({ redisUrl, prefix, queueNames, writable }: BullBoardSettings) {
+export function bullBoard({ target, prefix, queueNames, writable }: BullBoardSettings) {
   return async (app: FastifyInstance) => {
+    const connection = connectRedis(target, 'operator');
     const queues = queueNames.map((name) => {
-      const queue = new Queue(name, { connection: redisOptions(redisUrl), prefix });
+      const queue = new Queue(name, { connection, prefix: bullPrefix(prefix) });
       queue.on('error', (error) => app.log.warn({ err: error, queue: name }, 'Bull Board lost Redis; its pages fail until it is back'));
       return queue;
     });
     app.addHook('onClose', async () => {
       await Promise.all(queues.map((queue) => queue.close()));
+      connection.disconnect();
     });
     if (!writable) {
       // Bull Board's read-only mode hides the buttons and refuses its own write routes; refusing

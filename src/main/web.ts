@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { buildApp } from '../api/app.js';
-import type { Config } from '../config.js';
+import { redisTargetOf, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import type { NewEventsSignal } from '../queue/newEvents.js';
+import type { RedisClient } from '../queue/redisConnection.js';
 import { ensureInternalToken } from '../storage/internalToken.js';
 import { openStore } from '../storage/store.js';
 import { startEmbeddedEngine } from '../workers/deliveryEngine.js';
@@ -11,13 +11,14 @@ import { createServices } from '../services/index.js';
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
- * The web process. With REDIS_URL it only produces work: committed events in the outbox, and a
- * ring on Redis that workers fan them out now; without it, the embedded default, it also runs
- * the delivery engine in-process.
+ * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it only produces work: committed
+ * events in the outbox, and a ring on Redis that workers fan them out now; without it, the
+ * embedded default, it also runs the delivery engine in-process.
  */
 async function main(givenConfig: Config) {
-  if (givenConfig.REDIS_URL && !givenConfig.DATABASE_URL) {
-    exitWith('REDIS_URL needs DATABASE_URL: workers run as separate processes, and the embedded PGlite store allows one process');
+  const redisTarget = redisTargetOf(givenConfig);
+  if (redisTarget && !givenConfig.DATABASE_URL) {
+    exitWith('REDIS_URL or REDIS_CLUSTER_NODES needs DATABASE_URL: workers run as separate processes, and the embedded PGlite store allows one process');
   }
   const log = createLogger(givenConfig, 'web');
   const { store, advertise } = await openStore(givenConfig, log);
@@ -26,11 +27,11 @@ async function main(givenConfig: Config) {
 
   let newEvents: NewEventsSignal;
   let admin;
-  let rateLimitRedis: Redis | undefined;
+  let rateLimitRedis: RedisClient | undefined;
   let stopEmbeddedEngine = async () => {};
-  if (config.REDIS_URL) {
+  if (redisTarget) {
     const { connectWebToRedis } = await import('./webRedis.js');
-    const onRedis = connectWebToRedis({ ...config, REDIS_URL: config.REDIS_URL }, log);
+    const onRedis = connectWebToRedis(config, redisTarget, log);
     ({ newEvents, admin, rateLimitRedis } = onRedis);
     metrics.watchReadiness('redis', onRedis.newEvents.ping);
     metrics.watchWorkers(onRedis.newEvents);
@@ -53,7 +54,7 @@ async function main(givenConfig: Config) {
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
-  log.info({ address, storage: store.db.engine, queue: config.REDIS_URL ? 'bullmq' : 'embedded' }, 'listening');
+  log.info({ address, storage: store.db.engine, queue: redisTarget ? 'bullmq' : 'embedded', redisCluster: redisTarget !== undefined && 'clusterNodes' in redisTarget }, 'listening');
 
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
     // Stop accepting and let in-flight requests finish; keep-alive connections that were busy

@@ -1,20 +1,21 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { bullBoard } from '../api/bullBoard.js';
 import type { Config } from '../config.js';
 import { QUEUE_NAMES } from '../queue/bullmq.js';
+import { connectRedis, type RedisTarget } from '../queue/redisConnection.js';
 import { createRedisNewEvents } from '../queue/redisNewEvents.js';
 
 /**
- * What the web process has on Redis when REDIS_URL is set: the ring that tells workers new events
- * are in the outbox, Bull Board, and the shared rate-limit count. Loaded only then: BullMQ and
- * Bull Board hold about 20 MiB that the embedded default has no use for.
+ * What the web process has on Redis (REDIS_URL or REDIS_CLUSTER_NODES): the ring that tells
+ * workers new events are in the outbox, Bull Board, and the shared rate-limit count. Loaded only
+ * then: BullMQ and Bull Board hold about 20 MiB that the embedded default has no use for.
  */
-export function connectWebToRedis(config: Config & { REDIS_URL: string }, log: Logger) {
-  const redis = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX };
+export function connectWebToRedis(config: Config, target: RedisTarget, log: Logger) {
+  const redis = { target, prefix: config.QUEUE_PREFIX };
   // Fail fast, like the signal: a request never waits on Redis for its rate-limit count. Counts
-  // of concurrent requests share a round trip (auto-pipelining).
-  const rateLimitRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000, enableAutoPipelining: true });
+  // of concurrent requests share a round trip (auto-pipelining). Its script declares its one
+  // key, so on a cluster each key's count goes to the key's own slot.
+  const rateLimitRedis = connectRedis(target, 'fails-fast', { autoPipelining: true, commandTimeoutMs: 1_000 });
   rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
   return {
     newEvents: createRedisNewEvents(redis, log),

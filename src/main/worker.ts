@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { Config } from '../config.js';
+import { redisTargetOf, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
 import { startWorkerEngine } from '../workers/workerEngine.js';
@@ -11,13 +11,14 @@ import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycl
  * relays outbox work the queues lost. Run as many as needed; they share PostgreSQL and Redis.
  */
 async function main(config: Config) {
-  if (!config.REDIS_URL || !config.DATABASE_URL) {
-    exitWith('a worker needs REDIS_URL and DATABASE_URL (without Redis, `npm start` delivers in-process)');
+  const redisTarget = redisTargetOf(config);
+  if (!redisTarget || !config.DATABASE_URL) {
+    exitWith('a worker needs REDIS_URL (or REDIS_CLUSTER_NODES) and DATABASE_URL (without Redis, `npm start` delivers in-process)');
   }
   const log = createLogger(config, 'worker');
   const { store } = await openStore(config, log);
   const metrics = createMetrics();
-  const engine = startWorkerEngine({ config, store, metrics, log }, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+  const engine = startWorkerEngine({ config, store, metrics, log }, { target: redisTarget, prefix: config.QUEUE_PREFIX });
   const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
   metrics.watchReadiness('postgres', store.ping);
 

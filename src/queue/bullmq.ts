@@ -1,8 +1,7 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DelayQueue } from './jobQueue.js';
-import { redisOptions, type BullSettings } from './redisConnection.js';
+import { bullPrefix, connectRedis, type RedisSettings } from './redisConnection.js';
 
 /** `deliveries`: deliveries waiting for a later time at their target, one job per wait. */
 export const QUEUE_NAMES = ['deliveries'] as const;
@@ -28,16 +27,15 @@ const delayUntil = (runAt: number) => Math.max(0, runAt - WAKE_EARLY_MS - Date.n
 
 /**
  * A producer. `failFast` gives up at once when Redis is away; a worker's producer waits for it.
+ * It owns its connection (BullMQ leaves a connection it was given open), and closes it after the queue.
  */
 export function createBullProducer<Data>(
-  { redisUrl, prefix }: BullSettings,
+  { target, prefix }: RedisSettings,
   name: QueueName,
   { log, failFast }: { log: Logger; failFast: boolean },
 ): DelayQueue<Data> {
-  const connection = failFast
-    ? { ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 }
-    : { ...redisOptions(redisUrl), maxRetriesPerRequest: null };
-  const queue = new Queue<Data>(name, { connection, prefix });
+  const connection = connectRedis(target, failFast ? 'fails-fast' : 'waits');
+  const queue = new Queue<Data>(name, { connection, prefix: bullPrefix(prefix) });
   // Failed commands reject to their caller; this is the connection's own reporting.
   queue.on('error', (error) => log.warn({ err: error, queue: name }, 'queue connection problem'));
   return {
@@ -52,9 +50,12 @@ export function createBullProducer<Data>(
       return { ready: (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.prioritized ?? 0), waiting: counts.delayed ?? 0 };
     },
     async ping() {
-      await ((await queue.client) as unknown as Redis).ping();
+      await connection.ping();
     },
-    close: () => queue.close(),
+    async close() {
+      await queue.close();
+      connection.disconnect();
+    },
   };
 }
 
@@ -64,14 +65,16 @@ export function createBullProducer<Data>(
  * the delivery's claim keeps it to one POST.
  */
 export function startBullWorker<Data>(
-  { redisUrl, prefix }: BullSettings,
+  { target, prefix }: RedisSettings,
   name: QueueName,
   take: (data: Data) => Promise<void>,
   options: { concurrency: number; lockMs: number; log: Logger },
 ) {
+  // Its own connection, closed after the worker; BullMQ makes the blocking one from it and closes that.
+  const connection = connectRedis(target, 'waits');
   const worker = new Worker<Data>(name, async (job) => take(job.data), {
-    connection: { ...redisOptions(redisUrl), maxRetriesPerRequest: null },
-    prefix,
+    connection,
+    prefix: bullPrefix(prefix),
     concurrency: options.concurrency,
     lockDuration: options.lockMs,
     stalledInterval: options.lockMs,
@@ -83,6 +86,9 @@ export function startBullWorker<Data>(
   );
   return {
     /** Takes no new jobs and waits for the running ones. */
-    close: () => worker.close(),
+    async close() {
+      await worker.close();
+      connection.disconnect();
+    },
   };
 }

@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NewEventsSignal } from './newEvents.js';
-import { redisOptions, type BullSettings } from './redisConnection.js';
+import { connectRedis, serversOf, type RedisSettings } from './redisConnection.js';
 
 const channelOf = (prefix: string) => `${prefix}:new-events`;
 
@@ -32,10 +31,12 @@ function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) 
 /**
  * The web process's side: publishes on Redis, failing fast when Redis is away (requests never
  * wait on it). `listening` counts the workers subscribed to the ring (PUBSUB NUMSUB): a worker's
- * subscription ends with its connection, so none listening means no worker is running.
+ * subscription ends with its connection, so none listening means no worker is running. A
+ * cluster carries a publish to every node, but each node counts only the subscribers connected
+ * to it, so the count is the sum over all of them.
  */
-export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Logger): NewEventsSignal & { listening(): Promise<number> } {
-  const redis = new Redis({ ...redisOptions(redisUrl), enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+export function createRedisNewEvents({ target, prefix }: RedisSettings, log: Logger): NewEventsSignal & { listening(): Promise<number> } {
+  const redis = connectRedis(target, 'fails-fast');
   redis.on('error', (error) => log.warn({ err: error }, 'new-events signal: Redis unavailable; fan-out falls back to polling'));
   const channel = channelOf(prefix);
   return {
@@ -44,8 +45,8 @@ export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Lo
       await redis.ping();
     },
     listening: async () => {
-      const [, count] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
-      return count;
+      const counts = await Promise.all(serversOf(redis).map(async (server) => ((await server.pubsub('NUMSUB', channel)) as [string, number])[1]));
+      return counts.reduce((sum, count) => sum + count, 0);
     },
     close: async () => {
       redis.disconnect();
@@ -54,8 +55,8 @@ export function createRedisNewEvents({ redisUrl, prefix }: BullSettings, log: Lo
 }
 
 /** A worker's side: calls `listener` on every ring; waits for Redis when it is away. */
-export function listenForNewEvents({ redisUrl, prefix }: BullSettings, listener: () => void, log: Logger) {
-  const redis = new Redis({ ...redisOptions(redisUrl), maxRetriesPerRequest: null });
+export function listenForNewEvents({ target, prefix }: RedisSettings, listener: () => void, log: Logger) {
+  const redis = connectRedis(target, 'waits');
   redis.on('error', (error) => log.warn({ err: error }, 'new-events signal: waiting for Redis; fan-out polls meanwhile'));
   redis.on('message', listener);
   void redis.subscribe(channelOf(prefix)).catch((error: unknown) => log.warn({ err: error }, 'could not subscribe to the new-events signal'));

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
-import { redisOptions } from '../queue/redisConnection.js';
+import { connectRedis, type RedisClient, type RedisSettings } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
 /**
@@ -58,7 +57,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((hold - now) / 1000) + 60000)
 return 1
 `;
 
-type PacingRedis = Redis & {
+type PacingRedis = RedisClient & {
   passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
 };
@@ -82,8 +81,8 @@ export function pacerKeys(prefix: string) {
  * pace holds whether one worker sends or ten. Calls made in the same tick share one round trip
  * (auto-pipelining). Like a worker, it waits for Redis when Redis is away.
  */
-export function createRedisPacer(settings: { redisUrl: string; prefix: string }, hostBudget: number, log: Logger): Pacer {
-  const redis = new Redis({ ...redisOptions(settings.redisUrl), maxRetriesPerRequest: null, enableAutoPipelining: true }) as PacingRedis;
+export function createRedisPacer(settings: RedisSettings, hostBudget: number, log: Logger): Pacer {
+  const redis = connectRedis(settings.target, 'waits', { autoPipelining: true }) as PacingRedis;
   redis.on('error', (error) => log.warn({ err: error }, 'pacer connection problem; waiting for Redis'));
   redis.defineCommand('passGate', { numberOfKeys: 2, lua: GATE });
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });

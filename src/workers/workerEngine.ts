@@ -1,5 +1,5 @@
 import { createBullProducer, startBullWorker } from '../queue/bullmq.js';
-import type { BullSettings } from '../queue/redisConnection.js';
+import type { RedisSettings } from '../queue/redisConnection.js';
 import { listenForNewEvents } from '../queue/redisNewEvents.js';
 import { startEngine, type EngineDeps } from './deliveryEngine.js';
 import type { DeliveryJob } from './jobs.js';
@@ -12,7 +12,7 @@ const HAND_OVER_CONCURRENCY = 32;
  * A worker process's engine: the Redis pacer shared by all workers, BullMQ's delayed jobs for
  * deliveries that wait long, and the web processes' new-events ring.
  */
-export function startWorkerEngine(deps: EngineDeps, redis: BullSettings) {
+export function startWorkerEngine(deps: EngineDeps, redis: RedisSettings) {
   const { config, log } = deps;
   const delayQueue = createBullProducer<DeliveryJob>(redis, 'deliveries', { log, failFast: false });
   const engine = startEngine(deps, createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log), delayQueue);

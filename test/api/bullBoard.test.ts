@@ -41,7 +41,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     const { store, cleanup } = await openTestStore('pglite');
     stores.push(cleanup);
     const config = testConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, ...env });
-    const admin = bullBoard({ redisUrl: redis.url, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
+    const admin = bullBoard({ target: redis.target, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
     const app = await buildApp({ config, services: testServices(store, undefined, config), admin });
     apps.push(app);
     return app;
@@ -49,7 +49,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
 
   beforeAll(async () => {
     redis = redisForTest();
-    producer = createBullProducer<{ deliveryId: string }>({ redisUrl: redis.url, prefix: redis.prefix }, 'deliveries', {
+    producer = createBullProducer<{ deliveryId: string }>({ target: redis.target, prefix: redis.prefix }, 'deliveries', {
       log: pino({ level: 'silent' }),
       failFast: true,
     });

@@ -1,20 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../support/stack.js';
 import { client } from '../support/client.js';
-import { startWeb, withPostgresAndRedis } from '../support/processes.js';
+import { startWeb } from '../support/processes.js';
+import { redisShapes } from '../support/redisShapes.js';
 
 const LIMIT = 10;
 
 /**
  * With REDIS_URL, RATE_LIMIT_PER_MINUTE holds across web processes: two real web processes on
- * one Redis, one key, requests alternating between them.
+ * one Redis (a server, or a cluster: the limiter's script declares its one key), one key,
+ * requests alternating between them.
  */
-describe.runIf(withPostgresAndRedis)('the API rate limit across web processes', () => {
+describe.each(redisShapes())('the API rate limit across web processes, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let second: Awaited<ReturnType<typeof startWeb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    stack = await startStack({ mode: 'bullmq', redis: shape, workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
     second = await startWeb(stack.env);
   });
   afterAll(async () => {

@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { startStack } from '../support/stack.js';
-import { freePort, sleep, startProcess, waitUntil, withPostgresAndRedis } from '../support/processes.js';
+import { freePort, sleep, startProcess, waitUntil } from '../support/processes.js';
+import { redisShapes } from '../support/redisShapes.js';
 
 /**
  * The production shape: a web process that only produces, separate worker processes, Redis and
- * PostgreSQL. Crash and stall faults are in test/faults/workerFaults.test.ts.
+ * PostgreSQL; on one Redis server and on a Redis Cluster. Crash and stall faults are in
+ * test/faults/workerFaults.test.ts.
  */
-describe.runIf(withPostgresAndRedis)('delivery through BullMQ with separate workers', () => {
+describe.each(redisShapes())('delivery through BullMQ with separate workers, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 2 });
+    stack = await startStack({ mode: 'bullmq', redis: shape, workers: 2 });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -93,10 +95,10 @@ describe.runIf(withPostgresAndRedis)('delivery through BullMQ with separate work
   });
 });
 
-describe.runIf(withPostgresAndRedis)('operator surfaces with Redis', () => {
+describe.each(redisShapes())('operator surfaces with Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq' });
+    stack = await startStack({ mode: 'bullmq', redis: shape });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -113,6 +115,11 @@ describe.runIf(withPostgresAndRedis)('operator surfaces with Redis', () => {
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('<html');
     expect((await page(`Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}`)).status).toBe(200);
+    // Its API reads the queue itself (BullMQ's scripts, on the cluster too).
+    const board = await fetch(`${stack.web.url}/admin/queues/api/queues?activeQueue=deliveries&status=delayed&page=1`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    expect(board.status).toBe(200);
+    const queues = ((await board.json()) as { queues: Array<{ name: string; counts: { delayed: number } }> }).queues;
+    expect(queues.find((queue) => queue.name === 'deliveries')?.counts.delayed).toBe(0);
   });
 
   it('reports readiness of storage and Redis, and queue depth in /metrics', async () => {
@@ -120,5 +127,15 @@ describe.runIf(withPostgresAndRedis)('operator surfaces with Redis', () => {
     await stack.newContacts(2); // no workers: the jobs wait
     const metrics = await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
     expect(await metrics.text()).toMatch(/event_queue_depth 2/);
+  });
+
+  it('counts every worker listening for new events, on whichever node each subscribed', async () => {
+    const listening = async () => {
+      const text = await (await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
+      return Number(/^contact_hooks_workers_listening (\S+)$/m.exec(text)?.[1]);
+    };
+    await waitUntil(async () => (await listening()) === 0, 10_000);
+    for (let i = 0; i < 3; i++) stack.startWorker();
+    await waitUntil(async () => (await listening()) === 3, 20_000);
   });
 });

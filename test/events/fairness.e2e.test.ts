@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../support/processes.js';
-import { stackModes, startStack } from '../support/stack.js';
+import { stackShapes, startStack } from '../support/stack.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -11,9 +11,10 @@ const DELIVERY_TIMEOUT_MS = 4_000;
  * target drains a long paced backlog, and while one account's targets hang; and a paced target
  * keeps its pace while another account's burst has more due than the workers can send. Waiting
  * deliveries hold no worker, in-flight caps keep one account to a part of the capacity, and due
- * deliveries run in turns between accounts.
+ * deliveries run in turns between accounts. The production shape runs on one Redis server and on
+ * a Redis Cluster.
  */
-describe.each(stackModes())('fairness between accounts, %s', (mode) => {
+describe.each(stackShapes())('fairness between accounts, $label', ({ label, mode, redis }) => {
   let stack: Stack;
   let other: ReturnType<Stack['http']['api']>;
   let otherPhone = 4_157_770_000;
@@ -21,6 +22,7 @@ describe.each(stackModes())('fairness between accounts, %s', (mode) => {
   beforeAll(async () => {
     stack = await startStack({
       mode,
+      redis,
       workers: mode === 'bullmq' ? 1 : 0,
       env: { LOG_LEVEL: 'warn', DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS), DELIVERY_CONCURRENCY: '16' },
     });
@@ -52,7 +54,7 @@ describe.each(stackModes())('fairness between accounts, %s', (mode) => {
     await waitUntil(() => stack.received('/backlog').length >= 1, 10_000);
     await otherAccountDelivers('/other-during-backlog', 5);
     const backlogSent = stack.received('/backlog').length;
-    console.info(`[fairness ${mode}] the other account's 5 deliveries arrived when the backlog had sent ${backlogSent} of 200`);
+    console.info(`[fairness ${label}] the other account's 5 deliveries arrived when the backlog had sent ${backlogSent} of 200`);
     // In a queue served in arrival order they would come after all 200.
     expect(backlogSent).toBeLessThan(150);
   });
@@ -70,7 +72,7 @@ describe.each(stackModes())('fairness between accounts, %s', (mode) => {
     await otherAccountDelivers('/other-during-hang', 5);
     const lastOther = Math.max(...stack.received('/other-during-hang').map((request) => request.receivedAt));
     const hanging = stack.receiver.requests.filter((request) => request.path.startsWith('/hang')).length;
-    console.info(`[fairness ${mode}] the other account's 5 deliveries arrived ${lastOther - firstHang} ms after the first hang; ${hanging} POSTs hung meanwhile`);
+    console.info(`[fairness ${label}] the other account's 5 deliveries arrived ${lastOther - firstHang} ms after the first hang; ${hanging} POSTs hung meanwhile`);
     // Before the first hung POST timed out, freeing a worker: the hung account never held them all.
     expect(lastOther - firstHang).toBeLessThan(DELIVERY_TIMEOUT_MS);
   });
@@ -108,7 +110,7 @@ describe.each(stackModes())('fairness between accounts, %s', (mode) => {
     const steadyDuring = steady.filter((at) => at >= from && at <= to).length;
     const atPace = ((to - from) / 1000) * 20;
     console.info(
-      `[fairness ${mode}] during ${to - from} ms of another account's 1,200-delivery burst the paced target got ${steadyDuring} POSTs; its pace allows ${atPace.toFixed(1)}`,
+      `[fairness ${label}] during ${to - from} ms of another account's 1,200-delivery burst the paced target got ${steadyDuring} POSTs; its pace allows ${atPace.toFixed(1)}`,
     );
     // When a late wake gave up its time at the gate, the paced target got about half its pace
     // here; keeping its place, and running by turns with the burst, it gets nearly all of it.

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../support/client.js';
-import { withPostgres } from '../support/databases.js';
+import { startRedisCluster } from '../../kit/redisCluster.js';
 import { sleep, startProcess, startWeb, stopAllProcesses, freePort, waitUntil } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { redisShapes, type RedisShape } from '../support/redisShapes.js';
 import { baseEnv, countBy, newPhone, serviceStore, type ServiceStore } from './support.js';
 
 /** A redis-server of this test's own on 127.0.0.1, so stopping it leaves the machine's Redis alone. */
@@ -20,6 +21,25 @@ function startRedis(port: number) {
   };
 }
 
+/**
+ * A Redis of the test's own that it can take away and bring back empty (nothing is kept on disk):
+ * one server, or every master of a 3-master cluster at once.
+ */
+async function ownRedis(shape: RedisShape): Promise<{ env: Record<string, string>; kill(): Promise<unknown>; restart(): Promise<void>; stop(): Promise<unknown> }> {
+  if (shape === 'cluster') {
+    const cluster = await startRedisCluster();
+    return { env: { REDIS_CLUSTER_NODES: cluster.nodes }, kill: cluster.kill, restart: cluster.restart, stop: cluster.stop };
+  }
+  const port = await freePort();
+  let server = startRedis(port);
+  return {
+    env: { REDIS_URL: `redis://127.0.0.1:${port}` },
+    kill: () => server.kill(),
+    restart: async () => void (server = startRedis(port)),
+    stop: () => server.kill(),
+  };
+}
+
 const readyz = async (url: string) => {
   const response = await fetch(`${url}/readyz`).catch(() => undefined);
   return response && { status: response.status, body: await response.json() };
@@ -29,20 +49,18 @@ const readyz = async (url: string) => {
  * Redis goes away while events fire: the API keeps answering (events wait in the outbox), and
  * once Redis is back the worker's relay enqueues them, and each is delivered exactly once.
  */
-describe.runIf(withPostgres)('Redis stopped and restarted while events fire', () => {
+describe.each(redisShapes())('Redis %s stopped and restarted while events fire', (shape) => {
   const FIRED = 20;
   let store: ServiceStore;
   let receiver: Receiver;
-  let redis: ReturnType<typeof startRedis> | undefined;
+  let redis: Awaited<ReturnType<typeof ownRedis>> | undefined;
   let web: Awaited<ReturnType<typeof startWeb>>;
-  let redisPort: number;
 
   beforeAll(async () => {
     store = await serviceStore('postgres');
     receiver = await startReceiver();
-    redisPort = await freePort();
-    redis = startRedis(redisPort);
-    const env = { ...baseEnv, ...store.env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, WORKER_LOCK_MS: '2000' };
+    redis = await ownRedis(shape);
+    const env = { ...baseEnv, ...store.env, ...redis.env, WORKER_LOCK_MS: '2000' };
     web = await startWeb(env);
     startProcess('worker', env);
     await waitUntil(async () => (await readyz(web.url))?.status === 200, 10_000);
@@ -50,7 +68,7 @@ describe.runIf(withPostgres)('Redis stopped and restarted while events fire', ()
 
   afterAll(async () => {
     await stopAllProcesses();
-    await redis?.kill();
+    await redis?.stop();
     await receiver?.close();
     await store?.cleanup();
   });
@@ -85,7 +103,7 @@ describe.runIf(withPostgres)('Redis stopped and restarted while events fire', ()
     expect(events).toHaveLength(FIRED);
     const deliveredDuringOutage = receiver.requests.length - 1;
 
-    redis = startRedis(redisPort);
+    await redis!.restart();
     const down = Date.now();
     await waitUntil(async () => (await readyz(web.url))?.status === 200, 20_000);
     expect((await readyz(web.url))?.body).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
@@ -99,7 +117,7 @@ describe.runIf(withPostgres)('Redis stopped and restarted while events fire', ()
     const perEvent = countBy(receivedFired(), (request) => String(request.headers['webhook-id']));
     const duplicated = [...perEvent.values()].filter((count) => count > 1).length;
     console.info(
-      `[redisOutage] fired while down: ${FIRED}, answered 200: ${timings.length} (slowest ${Math.round(slowest)} ms), ` +
+      `[redisOutage ${shape}] fired while down: ${FIRED}, answered 200: ${timings.length} (slowest ${Math.round(slowest)} ms), ` +
         `delivered during outage: ${deliveredDuringOutage}, delivered after restart: ${perEvent.size} ` +
         `(all within ${recoveredInMs} ms of the restart), lost: ${FIRED - perEvent.size}, duplicated: ${duplicated}`,
     );
@@ -121,11 +139,11 @@ describe.runIf(withPostgres)('Redis stopped and restarted while events fire', ()
     // This Redis keeps nothing on disk: the delayed jobs, and the pacer's state, are gone with it.
     await redis!.kill();
     await sleep(1_000);
-    redis = startRedis(redisPort);
+    await redis!.restart();
     await waitUntil(() => received().length >= 10, 30_000);
     await sleep(2_000);
     const perEvent = countBy(received(), (request) => String(request.headers['webhook-id']));
-    console.info(`[redisOutage] paced backlog of 10 through a Redis restart that lost every job: delivered ${perEvent.size}, duplicated ${[...perEvent.values()].filter((n) => n > 1).length}`);
+    console.info(`[redisOutage ${shape}] paced backlog of 10 through a Redis restart that lost every job: delivered ${perEvent.size}, duplicated ${[...perEvent.values()].filter((n) => n > 1).length}`);
     expect(perEvent.size).toBe(10);
     expect([...perEvent.values()].every((count) => count === 1)).toBe(true);
   });

@@ -1,22 +1,23 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bullPrefix } from '../../src/queue/redisConnection.js';
 import { startStack } from '../support/stack.js';
-import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
+import { sleep, waitUntil } from '../support/processes.js';
+import { redisShapes } from '../support/redisShapes.js';
 
 /**
  * At most once under the faults that make a naive queue send twice: the same event enqueued
  * again, a worker SIGKILLed mid-delivery, and a frozen worker whose job another worker takes.
- * Each prints what was delivered, lost and duplicated.
+ * Each prints what was delivered, lost and duplicated. On a Redis Cluster, the SIGKILLs.
  */
 /** Between a claim's commit and its POST reaching the target: the answer's way back, and the request's way out. */
 const SENDING_WINDOW_MS = 50;
 
-describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST', () => {
+describe.each(redisShapes())('worker faults never produce a second POST, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 2 });
+    stack = await startStack({ mode: 'bullmq', redis: shape, workers: 2 });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -29,35 +30,38 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     return { delivered: counts.size, duplicated };
   };
 
-  it('sends once when the same delivery is handed to a worker again, while and after it runs', async () => {
-    const hook = await stack.subscribe('/twice');
-    stack.delayMs['/twice'] = 500;
-    const [contactId] = await stack.newContacts(1);
-    await waitUntil(() => stack.received('/twice').length === 1, 10_000);
-    const [delivery] = await stack.sql(
-      `SELECT d.id, h.account_id, h.target_url FROM deliveries d JOIN hooks h ON h.id = d.hook_id JOIN events e ON e.id = d.event_id
-       WHERE e.data->>'contact_id' = $1`,
-      [contactId],
-    );
-    // Its job again, as a stalled or restored copy would come: while its POST is on the wire, and after.
-    const again = async (suffix: string) => {
-      const job = { deliveryId: delivery.id, accountId: delivery.account_id, targetUrl: delivery.target_url, maxPerSecond: null, queuedAt: Date.now() };
-      await queue.add('deliveries', job, { jobId: `${delivery.id}.${suffix}` });
-    };
-    const connection = new Redis(stack.redis!.url);
-    const queue = new Queue('deliveries', { connection, prefix: stack.redis!.prefix });
-    try {
-      await again('while');
-      await sleep(2500);
-      await again('after');
-      await sleep(2500);
-      expect(report('handed over again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
-    } finally {
-      await queue.close();
-      await connection.quit();
-    }
-    await stack.api('DELETE', `/hooks/${hook}`);
-  });
+  if (shape === 'single') {
+    // One server covers a job handed over again; on a cluster only where the jobs live differs.
+    it('sends once when the same delivery is handed to a worker again, while and after it runs', async () => {
+      const hook = await stack.subscribe('/twice');
+      stack.delayMs['/twice'] = 500;
+      const [contactId] = await stack.newContacts(1);
+      await waitUntil(() => stack.received('/twice').length === 1, 10_000);
+      const [delivery] = await stack.sql(
+        `SELECT d.id, h.account_id, h.target_url FROM deliveries d JOIN hooks h ON h.id = d.hook_id JOIN events e ON e.id = d.event_id
+         WHERE e.data->>'contact_id' = $1`,
+        [contactId],
+      );
+      // Its job again, as a stalled or restored copy would come: while its POST is on the wire, and after.
+      const again = async (suffix: string) => {
+        const job = { deliveryId: delivery.id, accountId: delivery.account_id, targetUrl: delivery.target_url, maxPerSecond: null, queuedAt: Date.now() };
+        await queue.add('deliveries', job, { jobId: `${delivery.id}.${suffix}` });
+      };
+      const connection = stack.redis!.client();
+      const queue = new Queue('deliveries', { connection, prefix: bullPrefix(stack.redis!.prefix) });
+      try {
+        await again('while');
+        await sleep(2500);
+        await again('after');
+        await sleep(2500);
+        expect(report('handed over again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
+      } finally {
+        await queue.close();
+        connection.disconnect();
+      }
+      await stack.api('DELETE', `/hooks/${hook}`);
+    });
+  }
 
   it('never sends twice when a worker is SIGKILLed mid-delivery and its jobs stall', async () => {
     const hook = await stack.subscribe('/killed');
@@ -78,19 +82,22 @@ describe.runIf(withPostgresAndRedis)('worker faults never produce a second POST'
     await stack.api('DELETE', `/hooks/${hook}`);
   });
 
-  it('never sends twice when a frozen worker loses its lock and another worker takes the stalled job', async () => {
-    const hook = await stack.subscribe('/frozen');
-    stack.delayMs['/frozen'] = 800;
-    const [victim] = stack.workers;
-    await stack.newContacts(10);
-    await waitUntil(() => stack.received('/frozen').length >= 1, 10_000);
-    victim!.child.kill('SIGSTOP'); // like an event loop blocked past the lock
-    await sleep(6000);
-    victim!.child.kill('SIGCONT');
-    await sleep(3000);
-    expect(report('stalled', '/frozen', 10).duplicated).toBe(0);
-    await stack.api('DELETE', `/hooks/${hook}`);
-  });
+  if (shape === 'single') {
+    // One server covers the frozen worker; on a cluster only where its lock lives differs.
+    it('never sends twice when a frozen worker loses its lock and another worker takes the stalled job', async () => {
+      const hook = await stack.subscribe('/frozen');
+      stack.delayMs['/frozen'] = 800;
+      const [victim] = stack.workers;
+      await stack.newContacts(10);
+      await waitUntil(() => stack.received('/frozen').length >= 1, 10_000);
+      victim!.child.kill('SIGSTOP'); // like an event loop blocked past the lock
+      await sleep(6000);
+      victim!.child.kill('SIGCONT');
+      await sleep(3000);
+      expect(report('stalled', '/frozen', 10).duplicated).toBe(0);
+      await stack.api('DELETE', `/hooks/${hook}`);
+    });
+  }
 
   it('lets a SIGKILL cost only the POSTs on the wire: deliveries waiting at a paced gate go back to the line and are delivered', async () => {
     const paths = ['/paced-a', '/paced-b'];

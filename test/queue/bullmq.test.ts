@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullProducer, startBullWorker, WAKE_EARLY_MS } from '../../src/queue/bullmq.js';
-import { redisOptions } from '../../src/queue/redisConnection.js';
+import { bullPrefix } from '../../src/queue/redisConnection.js';
 import type { DelayQueue } from '../../src/queue/jobQueue.js';
 import { redisForTest, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
@@ -18,15 +18,18 @@ describe.runIf(withPostgresAndRedis)('BullMQ delay queue', () => {
   let redis: ReturnType<typeof redisForTest>;
   let producer: DelayQueue<Data>;
   let inspect: Queue;
+  let connection: ReturnType<ReturnType<typeof redisForTest>['client']>;
 
   beforeAll(() => {
     redis = redisForTest();
-    producer = createBullProducer<Data>({ redisUrl: redis.url, prefix: redis.prefix }, 'deliveries', { log, failFast: false });
-    inspect = new Queue('deliveries', { connection: redisOptions(redis.url), prefix: redis.prefix });
+    producer = createBullProducer<Data>({ target: redis.target, prefix: redis.prefix }, 'deliveries', { log, failFast: false });
+    connection = redis.client();
+    inspect = new Queue('deliveries', { connection, prefix: bullPrefix(redis.prefix) });
   });
   afterAll(async () => {
     await producer?.close();
     await inspect?.close();
+    connection?.disconnect();
     await redis?.cleanup();
   });
 
@@ -37,7 +40,7 @@ describe.runIf(withPostgresAndRedis)('BullMQ delay queue', () => {
     expect(await producer.counts()).toStrictEqual({ ready: 0, waiting: 1 });
 
     const handed: { n: number; at: number }[] = [];
-    const worker = startBullWorker<Data>({ redisUrl: redis.url, prefix: redis.prefix }, 'deliveries', async (data) => void handed.push({ ...data, at: Date.now() }), {
+    const worker = startBullWorker<Data>({ target: redis.target, prefix: redis.prefix }, 'deliveries', async (data) => void handed.push({ ...data, at: Date.now() }), {
       concurrency: 1,
       lockMs: 5_000,
       log,

@@ -6,30 +6,45 @@ import { expect } from 'vitest';
 import { INTERNAL_TOKEN } from './app.js';
 import { client } from './client.js';
 import { createPostgresDatabase } from './databases.js';
-import { redisForTest, startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type ServiceProcess } from './processes.js';
+import { startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type ServiceProcess } from './processes.js';
 import { startReceiver, type ReceivedRequest, type ReceiverResponse } from './receiver.js';
+import { redisFor, withRedisCluster, type RedisShape } from './redisShapes.js';
 
 export type StackMode = 'embedded' | 'bullmq';
 
 /** The modes a delivery suite runs in: embedded always, web + workers where PostgreSQL and Redis are. */
 export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'bullmq'] : ['embedded']);
 
+export interface StackShape {
+  label: string;
+  mode: StackMode;
+  redis?: RedisShape;
+}
+
+/** The modes of stackModes(), and the production shape on a Redis Cluster where the cluster suites run. */
+export const stackShapes = (): StackShape[] => [
+  ...stackModes().map((mode) => ({ label: mode, mode })),
+  ...(withRedisCluster ? [{ label: 'bullmq on a Redis Cluster', mode: 'bullmq' as const, redis: 'cluster' as const }] : []),
+];
+
 /**
  * The service for a test file, in either shape, with an HTTPS receiver whose answer per path the
  * test sets (`delayMs`, or a whole `answers` function). `bullmq` is the production shape:
  * PostgreSQL (fresh database), Redis (own key prefix), a web process that only produces, and
- * `workers` worker processes. `embedded` is one web process on PGlite in a temporary directory.
- * `stop()` removes all of it.
+ * `workers` worker processes, on the machine's Redis or (`redis: 'cluster'`) a Redis Cluster of
+ * its own. `embedded` is one web process on PGlite in a temporary directory. `stop()` removes all of it.
  */
 export async function startStack(options: {
   mode: StackMode;
+  /** The bullmq mode's Redis: the machine's server (default), or a cluster started for this stack. */
+  redis?: RedisShape;
   workers?: number;
   env?: Record<string, string>;
   /** The address the service processes reach the database at, e.g. through a proxy the test can cut. */
   serviceDatabaseUrl?: (url: string) => string;
 }) {
   const { mode, workers: workerCount = 0 } = options;
-  const redis = mode === 'bullmq' ? redisForTest() : undefined;
+  const redis = mode === 'bullmq' ? await redisFor(options.redis ?? 'single') : undefined;
   const database = mode === 'bullmq' ? await createPostgresDatabase() : undefined;
   const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'contact-hooks-stack-')) : undefined;
   const delayMs: Record<string, number> = {};
@@ -39,7 +54,7 @@ export async function startStack(options: {
   });
   const env = {
     ...(database && redis
-      ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix }
+      ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, ...redis.env }
       : { DATA_DIR: dataDir! }),
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -111,7 +126,7 @@ export async function startStack(options: {
     async stop() {
       await stopAllProcesses();
       await receiver.close();
-      await redis?.cleanup();
+      await redis?.stop();
       await database?.drop();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },

@@ -16,7 +16,7 @@ afterAll(() => redis?.cleanup());
 // The claim lead (src/workers/deliver.ts): a delivery asks for no departure sooner than its claim
 // can commit, and the departure it is granted is the one the next is spaced from.
 const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(HOST_BUDGET)]];
-if (redis) pacers.push(['in Redis', () => createRedisPacer({ redisUrl: redis.url, prefix: redis.prefix }, HOST_BUDGET, pino({ level: 'silent' }))]);
+if (redis) pacers.push(['in Redis', () => createRedisPacer({ target: redis.target, prefix: redis.prefix }, HOST_BUDGET, pino({ level: 'silent' }))]);
 
 describe.each(pacers)('the gate %s', (_name, makePacer) => {
   it('grants no departure sooner than the lead asked, and spaces the next from that departure', async () => {
