@@ -15,6 +15,9 @@ import { fireCall, runCount } from '../support/clients.js';
 import type { CpuWindow } from '../support/cpu.js';
 import type { PostgresStack } from '../support/stacks.js';
 
+const PROBE_CALLS = 2_000;
+const MOST_CALLS = 40_000;
+
 /** `accountId` has one new_conversation hook, on the receiver's `channel`; the stack runs one worker. */
 export async function deliveryThroughput(
   ctx: BenchContext,
@@ -27,8 +30,11 @@ export async function deliveryThroughput(
   const minimum = await durableMinimum(ctx, DURABLE_MINIMUM_CONCURRENCY, durations.raw);
   ctx.progress(`  durable minimum ${fmt(minimum.perSecond)} deliveries/s`);
   const target = { accountId, channel };
-  const probe = await endToEndThroughput(ctx, stack.web.url, target, 300);
-  const events = Math.min(20_000, Math.max(1_000, Math.round(probe.perSecond * durations.e2eTargetSeconds)));
+  // The window is sized from a probe: a first short one only warms the processes up (its rate is
+  // mostly their start), and the second is long enough that the rate it shows is near the steady one.
+  await endToEndThroughput(ctx, stack.web.url, target, 300);
+  const probe = await endToEndThroughput(ctx, stack.web.url, target, PROBE_CALLS);
+  const events = Math.min(MOST_CALLS, Math.max(PROBE_CALLS, Math.round(probe.perSecond * durations.e2eTargetSeconds)));
   ctx.progress(`figure 2: end to end, web + 1 worker, ${events} calls (probe: ${fmt(probe.perSecond)}/s)`);
   const one = await endToEndThroughput(ctx, stack.web.url, target, events, 'delivery end to end, web + 1 worker');
   ctx.progress(`  ${fmt(one.perSecond)} deliveries/s, ingestion ${fmt(one.ingestPerSecond)}/s`);
