@@ -84,11 +84,16 @@ export function deliveryQueries(db: Sql) {
      * Returns the hooks this disabled.
      */
     async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
+      // The deliveries are locked in id order before anything is written: two statements whose
+      // batches share deliveries (an outcome submitted again) then wait for each other rather
+      // than deadlock, however long the health part below holds their locks.
       const { rows } = await db.query<DisabledHook>(
-        `WITH done AS (
+        `WITH mine AS (
+           SELECT id FROM deliveries WHERE id = ANY($1::uuid[]) AND status = 'sending' ORDER BY id FOR NO KEY UPDATE),
+         done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms)
-           WHERE d.id = v.id AND d.status = 'sending'
+           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), mine m
+           WHERE d.id = v.id AND m.id = v.id AND d.status = 'sending'
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
          ${JUST_DISABLED}`,
