@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { HookDisableRule } from '../../src/domain/hookHealth.js';
-import { issueKey } from '../support/app.js';
+import { storedHook } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
@@ -17,14 +17,7 @@ describe.each(engines())('hook health and auto-disable in storage on %s', (engin
 
   async function hook() {
     const accountId = newAccount();
-    const key = await issueKey(t.store, accountId, {});
-    const created = await t.store.hooks.create(
-      { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: 'https://example.com/h', maxPerSecond: null, secret: 's' },
-      10,
-    );
-    if (created.outcome !== 'created') throw new Error(created.outcome);
-    const hookId = created.hook.id;
+    const { hookId, keyId } = await storedHook(t.store, accountId);
     const fire = async (count: number) => {
       await t.db.query(
         `INSERT INTO events (id, account_id, event_type, data) SELECT gen_random_uuid(), $1, 'new_contact', '{}' FROM generate_series(1, $2)`,
@@ -48,8 +41,8 @@ describe.each(engines())('hook health and auto-disable in storage on %s', (engin
         ids.map((deliveryId) => ({ deliveryId, status, responseStatus: status === 'refused' ? undefined : status === 'failed' ? 429 : 200, durationMs: 1 })),
         rule,
       );
-    const state = async () => (await t.store.hooks.findForKey(key.id, hookId))!;
-    return { key, accountId, hookId, fire, claimed, record, state };
+    const state = async () => (await t.store.hooks.findForKey(keyId, hookId))!;
+    return { keyId, accountId, hookId, fire, claimed, record, state };
   }
 
   const rule = { afterMs: HOUR, minFailures: 3 };
@@ -107,7 +100,7 @@ describe.each(engines())('hook health and auto-disable in storage on %s', (engin
     expect(await h.fire(4)).toStrictEqual([]);
     expect((await h.state()).skipped).toBe(4);
 
-    expect(await t.store.hooks.enable({ keyId: h.key.id }, h.hookId)).toBe(true);
+    expect(await t.store.hooks.enable({ keyId: h.keyId }, h.hookId)).toBe(true);
     expect(await h.state()).toMatchObject({ state: 'active', disabled_reason: null, disabled_at: null, consecutive_failures: 0, skipped: 4 });
     expect(await h.fire(2)).toHaveLength(2);
     // The streak started over: one more failure does not disable it.

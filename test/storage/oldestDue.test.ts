@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { issueKey } from '../support/app.js';
+import { storedHook } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 
 const MINUTE = 60_000;
@@ -15,13 +15,7 @@ describe.each(engines())('the oldest due delivery on %s', (engine) => {
 
   it('is how long the oldest queued delivery has been past its time, 0 when none is', async () => {
     const accountId = 'oldest-due';
-    const key = await issueKey(t.store, accountId, {});
-    const created = await t.store.hooks.create(
-      { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
-      10,
-    );
-    if (created.outcome !== 'created') throw new Error(created.outcome);
+    await storedHook(t.store, accountId);
     expect(await t.store.deliveries.oldestDueSeconds()).toBe(0);
 
     for (const phone of ['+14153000001', '+14153000002', '+14153000003']) await t.store.contacts.upsert(accountId, { phone, fields: {} }, 'crm');

@@ -45,3 +45,15 @@ export async function newKey(store: Store, accountId = 'acct-1', source = 'zapie
   const issued = await issueKey(store, accountId, { source });
   return { ...issued, auth: { authorization: `Bearer ${issued.key}` } };
 }
+
+/** A new_contact hook of a fresh key of `accountId`, made in storage (no HTTP): its id and its key's. */
+export async function storedHook(store: Store, accountId: string, targetUrl = 'https://hooks.example.com/a') {
+  const key = await issueKey(store, accountId);
+  const created = await store.hooks.create(
+    { keyId: key.id, accountId },
+    { eventType: 'new_contact', targetUrl, maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+    10,
+  );
+  if (created.outcome !== 'created') throw new Error(created.outcome);
+  return { hookId: created.hook.id, keyId: key.id };
+}

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { startMaintenance } from '../../src/workers/maintenance.js';
-import { issueKey } from '../support/app.js';
+import { storedHook } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
@@ -19,13 +19,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
 
   it('counts each stuck claim it declares unknown as a delivery ending unknown', async () => {
     const accountId = 'maintenance-metrics';
-    const key = await issueKey(t.store, accountId, {});
-    const created = await t.store.hooks.create(
-      { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
-      10,
-    );
-    if (created.outcome !== 'created') throw new Error(created.outcome);
+    await storedHook(t.store, accountId);
     for (const phone of ['+14153100001', '+14153100002', '+14153100003']) await t.store.contacts.upsert(accountId, { phone, fields: {} }, 'crm');
     const { deliveries } = await t.store.events.fanOut(10, 60_000);
     const [stuck, alsoStuck, inFlight] = deliveries.map((delivery) => delivery.delivery_id);
