@@ -160,3 +160,29 @@ export function retryAfterMs(header: string | undefined, now: number): number {
 
 /** Answers that mean "too much, slow down": recorded as failed, and the target is held. */
 export const isThrottled = (status: number) => status === 429 || status === 503;
+
+/**
+ * A delivery granted a departure is claimed a moment before it, as long as claims take lately
+ * (their mean and three deviations, within these bounds), so that the claim's commit is not
+ * added to the departure: under load, or with a slow database, a claim taking longer than the
+ * LATE_DEPARTURE_MS allowance would otherwise make every departure late, and none would leave.
+ * The gate grants no departure sooner than that lead, so every departure is one it granted.
+ * A crash in this moment leaves the claim `sending` unsent, as a crash mid-POST would.
+ */
+export const SHORTEST_CLAIM_LEAD_MS = 10;
+export const LONGEST_CLAIM_LEAD_MS = 1_000;
+/** How long claims take lately: an exponentially weighted mean and mean deviation, ms. */
+export function createClaimLead() {
+  let mean = SHORTEST_CLAIM_LEAD_MS;
+  let deviation = 0;
+  return {
+    observe(ms: number) {
+      const sample = Math.min(ms, LONGEST_CLAIM_LEAD_MS);
+      deviation += (Math.abs(sample - mean) - deviation) / 8;
+      mean += (sample - mean) / 8;
+    },
+    get ms() {
+      return Math.min(Math.max(mean + 3 * deviation, SHORTEST_CLAIM_LEAD_MS), LONGEST_CLAIM_LEAD_MS);
+    },
+  };
+}

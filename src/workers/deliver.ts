@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createTurnCounter, isThrottled, LATE_DEPARTURE_MS, retryAfterMs } from '../domain/pacing.js';
+import { createClaimLead, createTurnCounter, isThrottled, LATE_DEPARTURE_MS, retryAfterMs } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
@@ -45,31 +45,6 @@ const NEAR_WAIT_MS = 1_000;
  * backlog of hours then holds no memory, and never fills the local queue against other accounts.
  */
 const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
-/**
- * A delivery granted a departure is claimed a moment before it, as long as claims take lately
- * (their mean and three deviations, within these bounds), so that the claim's commit is not
- * added to the departure: under load, or with a slow database, a claim taking longer than the
- * LATE_DEPARTURE_MS allowance would otherwise make every departure late, and none would leave.
- * The gate grants no departure sooner than that lead, so every departure is one it granted.
- * A crash in this moment leaves the claim `sending` unsent, as a crash mid-POST would.
- */
-const SHORTEST_CLAIM_LEAD_MS = 10;
-const LONGEST_CLAIM_LEAD_MS = 1_000;
-/** How long claims take lately: an exponentially weighted mean and mean deviation, ms. */
-function createClaimLead() {
-  let mean = SHORTEST_CLAIM_LEAD_MS;
-  let deviation = 0;
-  return {
-    observe(ms: number) {
-      const sample = Math.min(ms, LONGEST_CLAIM_LEAD_MS);
-      deviation += (Math.abs(sample - mean) - deviation) / 8;
-      mean += (sample - mean) / 8;
-    },
-    get ms() {
-      return Math.min(Math.max(mean + 3 * deviation, SHORTEST_CLAIM_LEAD_MS), LONGEST_CLAIM_LEAD_MS);
-    },
-  };
-}
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 

@@ -1,16 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  createClaimLead,
   createTurnCounter,
   DEFAULT_RETRY_AFTER_MS,
   EMPTY_PACE_STATE,
   IDLE_CONNECTION_MS,
   JITTER_ALLOWANCE_MS,
+  LATE_DEPARTURE_MS,
+  LONGEST_CLAIM_LEAD_MS,
   NEW_CONNECTION_ALLOWANCE_MS,
   MAX_RETRY_AFTER_MS,
   paceLimits,
   passGate,
   retryAfterMs,
+  SHORTEST_CLAIM_LEAD_MS,
   SOON_MS,
   type PaceState,
 } from '../../src/domain/pacing.js';
@@ -159,5 +163,31 @@ describe('retryAfterMs', () => {
     ['negative', '-5', DEFAULT_RETRY_AFTER_MS],
   ])('reads %s', (_why, header, expected) => {
     expect(retryAfterMs(header, now)).toBe(expected);
+  });
+});
+
+describe('the claim lead', () => {
+  const leadAfter = (claimsMs: number[]) => {
+    const lead = createClaimLead();
+    for (const ms of claimsMs) lead.observe(ms);
+    return lead.ms;
+  };
+
+  it('starts at its shortest, and stays there while claims are quick', () => {
+    expect(leadAfter([])).toBe(SHORTEST_CLAIM_LEAD_MS);
+    expect(leadAfter(Array(50).fill(2))).toBe(SHORTEST_CLAIM_LEAD_MS);
+  });
+
+  it('grows past what claims take once they slow, so a claim slower than the lateness allowance no longer misses every departure', () => {
+    const slow = 3 * LATE_DEPARTURE_MS;
+    expect(leadAfter(Array(50).fill(slow))).toBeGreaterThanOrEqual(slow - 1);
+    // Jittery claims: the lead covers their spread, not only their mean.
+    const jittery = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? 20 : 100));
+    expect(leadAfter(jittery)).toBeGreaterThan(100);
+  });
+
+  it('comes back down when claims are quick again, and never passes its longest', () => {
+    expect(leadAfter(Array(50).fill(60_000))).toBe(LONGEST_CLAIM_LEAD_MS);
+    expect(leadAfter([...Array(50).fill(500), ...Array(80).fill(5)])).toBeLessThan(2 * SHORTEST_CLAIM_LEAD_MS);
   });
 });
