@@ -61,6 +61,11 @@ describe.each(stackModes())('auto-disable, %s mode', (mode) => {
     expect(disabled).toMatchObject({ state: 'disabled', disabled_reason: 'failing', health: { consecutive_failures: 4, skipped: 0 } });
     expect(disabled.disabled_at).toEqual(expect.any(String));
     expect(await disabledCount()).toBe(1);
+    // Operators are told at warn by the process that recorded the outcome (pino level 40).
+    const recorders = mode === 'embedded' ? [stack.web] : stack.workers;
+    await until('the disable logged at warn', async () =>
+      recorders.some((process) => process.stdout().split('\n').some((line) => line.includes('"level":40') && line.includes(id) && line.includes('hook disabled'))),
+    );
 
     await stack.newContacts(2);
     await until('two events skipped', async () => (await hook(id)).health.skipped === 2);
