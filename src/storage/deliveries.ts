@@ -3,6 +3,7 @@ import type { DeliveryLogFilter } from '../domain/deliveryLog.js';
 import type { EventType } from '../domain/events.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Sql } from './database.js';
+import { queuedRange } from './deliveryIds.js';
 import type { QueuedDelivery } from './events.js';
 import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
 
@@ -30,6 +31,20 @@ export type DeliveryOutcome = {
 };
 
 /**
+ * `alias`'s rows within a queued_at range (queuedRange: from the ids a statement is given), so
+ * the statement reads only the day partitions of those deliveries.
+ */
+const IN_RANGE = (alias: string, from: string, to: string) => `${alias}.queued_at >= ${from}::timestamptz AND ${alias}.queued_at < ${to}::timestamptz`;
+
+/**
+ * A log row's event type. Its event is in the partition of the delivery's queued_at; a delivery
+ * made before migration 7 was queued after its event, so its event is looked for by id alone.
+ */
+const EVENT_TYPE = `coalesce(
+  (SELECT e.event_type FROM events e WHERE e.id = d.event_id AND e.created_at = d.queued_at),
+  (SELECT e.event_type FROM events e WHERE e.id = d.event_id))`;
+
+/**
  * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
  * one statement and one commit (src/workers/groupCommit.ts); a batch of one is a batch too.
  */
@@ -47,12 +62,12 @@ export function deliveryQueries(db: Sql) {
         `UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM hooks h, api_keys k, events e
-         WHERE d.id = ANY($1::uuid[]) AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+         WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
            AND h.id = d.hook_id AND h.deleted_at IS NULL
-           AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id
+           AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id AND e.created_at = d.queued_at
          RETURNING d.id AS delivery_id, d.event_id, e.event_type, e.data::text AS data, h.secret, h.target_url, h.id AS hook_id,
            d.queued_at, d.attempted_at, d.claim_token`,
-        [deliveryIds, token],
+        [deliveryIds, token, ...queuedRange(deliveryIds)],
       );
       return rows;
     },
@@ -63,18 +78,19 @@ export function deliveryQueries(db: Sql) {
      */
     async dropUnclaimable(deliveryIds: string[]) {
       await db.query(
-        `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND d.status = 'queued' AND NOT EXISTS (
+        `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$2', '$3')} AND d.status = 'queued' AND NOT EXISTS (
            SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id
            WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)`,
-        [deliveryIds],
+        [deliveryIds, ...queuedRange(deliveryIds)],
       );
     },
 
     /** Gives a claim back, to `queued`, when nothing was sent under it. Only its claimant can. */
     async giveBack(deliveryId: string, token: string) {
       await db.query(
-        `UPDATE deliveries SET status = 'queued', attempted_at = NULL, claim_token = NULL WHERE id = $1 AND status = 'sending' AND claim_token = $2`,
-        [deliveryId, token],
+        `UPDATE deliveries d SET status = 'queued', attempted_at = NULL, claim_token = NULL
+         WHERE d.id = $1 AND ${IN_RANGE('d', '$3', '$4')} AND d.status = 'sending' AND d.claim_token = $2`,
+        [deliveryId, token, ...queuedRange([deliveryId])],
       );
     },
 
@@ -89,11 +105,12 @@ export function deliveryQueries(db: Sql) {
       // than deadlock, however long the health part below holds their locks.
       const { rows } = await db.query<DisabledHook>(
         `WITH mine AS (
-           SELECT id FROM deliveries WHERE id = ANY($1::uuid[]) AND status = 'sending' ORDER BY id FOR NO KEY UPDATE),
+           SELECT id FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$8', '$9')} AND d.status = 'sending'
+           ORDER BY id FOR NO KEY UPDATE),
          done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
            FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), mine m
-           WHERE d.id = v.id AND m.id = v.id AND d.status = 'sending'
+           WHERE d.id = v.id AND ${IN_RANGE('d', '$8', '$9')} AND m.id = v.id AND d.status = 'sending'
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
          ${JUST_DISABLED}`,
@@ -104,6 +121,7 @@ export function deliveryQueries(db: Sql) {
           outcomes.map((o) => o.error ?? null),
           outcomes.map((o) => Math.round(o.durationMs)),
           ...ruleParams(rule),
+          ...queuedRange(outcomes.map((o) => o.deliveryId)),
         ],
       );
       return rows;
@@ -113,10 +131,11 @@ export function deliveryQueries(db: Sql) {
     async expire(deliveryIds: string[]) {
       await db.query(
         `WITH done AS (
-           UPDATE deliveries SET status = 'expired' WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING hook_id, status),
+           UPDATE deliveries d SET status = 'expired' WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$2', '$3')} AND d.status = 'queued'
+           RETURNING hook_id, status),
          ${COUNT_OUTCOMES}
          SELECT count(*) FROM done`,
-        [deliveryIds],
+        [deliveryIds, ...queuedRange(deliveryIds)],
       );
     },
 
@@ -128,8 +147,9 @@ export function deliveryQueries(db: Sql) {
     async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
       await db.query(
         `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
-         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place) WHERE d.id = v.id AND d.status = 'queued'`,
-        [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place)],
+         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place)
+         WHERE d.id = v.id AND ${IN_RANGE('d', '$4', '$5')} AND d.status = 'queued'`,
+        [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place), ...queuedRange(entries.map((e) => e.deliveryId))],
       );
     },
 
@@ -180,9 +200,9 @@ export function deliveryQueries(db: Sql) {
       if (filter.hookId) where.push(`d.hook_id = ${param(filter.hookId)}`);
       if (filter.after) where.push(`(d.queued_at, d.id) < (${param(filter.after.queuedAt)}::timestamptz, ${param(filter.after.id)}::uuid)`);
       const { rows } = await db.query<LogRow>(
-        `SELECT d.id, d.hook_id, d.event_id, e.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at,
+        `SELECT d.id, d.hook_id, d.event_id, ${EVENT_TYPE} AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at,
            to_char(d.queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
-         FROM deliveries d JOIN events e ON e.id = d.event_id
+         FROM deliveries d
          WHERE ${where.join(' AND ')} ORDER BY d.queued_at DESC, d.id DESC LIMIT ${param(filter.limit + 1)}`,
         params,
       );

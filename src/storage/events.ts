@@ -1,5 +1,6 @@
 import type { EventType } from '../domain/events.js';
 import type { Sql } from './database.js';
+import { deliveryIdAt } from './deliveryIds.js';
 
 export interface StoredEvent {
   id: string;
@@ -36,17 +37,19 @@ export function eventQueries(db: Sql) {
         `WITH picked AS (
            SELECT id, account_id, event_type, created_at FROM events WHERE dispatched_at IS NULL
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
-         marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id),
+         marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
          targets AS (
-           SELECT p.id AS event_id, p.account_id, h.id AS hook_id, h.state FROM picked p
+           SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state FROM picked p
            JOIN hooks h ON h.account_id = p.account_id AND h.event_type = p.event_type
              AND h.deleted_at IS NULL AND h.created_at <= p.created_at
            JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL),
          queued AS (
-           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, relay_at)
-           SELECT gen_random_uuid(), event_id, hook_id, account_id, 'queued', clock_timestamp() + make_interval(secs => $2 / 1000.0)
+           -- queued_at is the event's time: its day partition, and the time in the delivery's id.
+           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
+           SELECT ${deliveryIdAt('created_at')}, event_id, hook_id, account_id, 'queued', created_at,
+             clock_timestamp() + make_interval(secs => $2 / 1000.0)
            FROM targets WHERE state = 'active'
-           ON CONFLICT (event_id, hook_id) DO NOTHING
+           ON CONFLICT (event_id, hook_id, queued_at) DO NOTHING
            RETURNING id, event_id, hook_id, queued_at),
          -- A disabled hook gets no delivery: its events are counted on it instead. Locked in one
          -- order, so concurrent fan-outs wait for each other rather than deadlock.

@@ -9,6 +9,7 @@ import { eventQueries } from './events.js';
 import { hookQueries } from './hooks.js';
 import { keyQueries } from './keys.js';
 import { migrate } from './migrate.js';
+import { partitionQueries } from './partitions.js';
 import { retentionQueries } from './retention.js';
 import { sealStoredSecrets } from './secrets.js';
 import { acquireDataDirLock } from './dataDirLock.js';
@@ -24,6 +25,7 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
     retention: retentionQueries(db),
+    partitions: partitionQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),
     close: () => db.close().finally(onClose),
   };

@@ -42,10 +42,13 @@ export const maintenanceSettings = (
 const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, Math.floor(retentionMs / 10)));
 
 /**
- * One maintenance pass: declares stuck claims unknown, then deletes what retention allows, in
- * an order that lets one pass finish a chain (a delivery, then its event; a deleted
- * subscription, then its revoked key). Returns what it changed, by kind, and the hooks whose
- * unknown outcomes disabled them.
+ * One maintenance pass: declares stuck claims unknown, keeps the day partitions of the days
+ * ahead, then deletes what retention allows, in an order that lets one pass finish a chain (a
+ * delivery, then its event; a deleted subscription, then its revoked key). Deliveries and their
+ * events go by whole days (src/storage/partitions.ts), once the last row of a day is past
+ * RETENTION_DAYS; a retention shorter than a day (trials, tests) never has a whole day past it,
+ * so then they are also deleted row by row. Returns what it changed, by kind, and the hooks
+ * whose unknown outcomes disabled them.
  */
 export async function runMaintenancePass(store: Store, settings: MaintenanceSettings, signal?: AbortSignal) {
   const { retentionMs, stuckAfterMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
@@ -60,17 +63,20 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
     }
     return total;
   };
-  const { retention } = store;
+  const { retention, partitions } = store;
   const disabled: DisabledHook[] = [];
   const markUnknown = async (limit: number) => {
     const marked = await retention.markStuckUnknown(stuckAfterMs, limit, disableRule);
     disabled.push(...marked.disabled);
     return marked.changed;
   };
+  const underADay = retentionMs < DAY_MS;
   const changed = {
     unknown: await repeat(markUnknown),
-    deliveries: await repeat((limit) => retention.pruneDeliveries(retentionMs, limit)),
-    events: await repeat((limit) => retention.pruneEvents(retentionMs, limit)),
+    partitionsCreated: (await partitions.ensure()).length,
+    partitionsDropped: (await partitions.dropBefore((await partitions.now()) - retentionMs)).length,
+    deliveries: underADay ? await repeat((limit) => retention.pruneDeliveries(retentionMs, limit)) : 0,
+    events: underADay ? await repeat((limit) => retention.pruneEvents(retentionMs, limit)) : 0,
     calls: await repeat((limit) => retention.pruneCalls(retentionMs, limit)),
     hooks: await repeat((limit) => retention.pruneDeletedHooks(retentionMs, limit)),
     keys: await repeat((limit) => retention.pruneRevokedKeys(retentionMs, limit)),
