@@ -31,10 +31,11 @@ export type DeliveryOutcome = {
 };
 
 /**
- * `alias`'s rows within a queued_at range (queuedRange: from the ids a statement is given), so
- * the statement reads only the day partitions of those deliveries.
+ * Rows whose partition key `column` is within a range (queuedRange: from the delivery ids a
+ * statement is given), so the statement reads only the day partitions of those deliveries (and
+ * of their events: the same time).
  */
-const IN_RANGE = (alias: string, from: string, to: string) => `${alias}.queued_at >= ${from}::timestamptz AND ${alias}.queued_at < ${to}::timestamptz`;
+const inRange = (column: string, from: string, to: string) => `${column} >= ${from}::timestamptz AND ${column} < ${to}::timestamptz`;
 
 /**
  * A log row's event type. Its event is in the partition of the delivery's queued_at; a delivery
@@ -62,9 +63,10 @@ export function deliveryQueries(db: Sql) {
         `UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM hooks h, api_keys k, events e
-         WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+         WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
            AND h.id = d.hook_id AND h.deleted_at IS NULL
-           AND k.id = h.api_key_id AND k.revoked_at IS NULL AND e.id = d.event_id AND e.created_at = d.queued_at
+           AND k.id = h.api_key_id AND k.revoked_at IS NULL
+           AND e.id = d.event_id AND e.created_at = d.queued_at AND ${inRange('e.created_at', '$3', '$4')}
          RETURNING d.id AS delivery_id, d.event_id, e.event_type, e.data::text AS data, h.secret, h.target_url, h.id AS hook_id,
            d.queued_at, d.attempted_at, d.claim_token`,
         [deliveryIds, token, ...queuedRange(deliveryIds)],
@@ -78,7 +80,7 @@ export function deliveryQueries(db: Sql) {
      */
     async dropUnclaimable(deliveryIds: string[]) {
       await db.query(
-        `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$2', '$3')} AND d.status = 'queued' AND NOT EXISTS (
+        `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued' AND NOT EXISTS (
            SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id
            WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)`,
         [deliveryIds, ...queuedRange(deliveryIds)],
@@ -89,7 +91,7 @@ export function deliveryQueries(db: Sql) {
     async giveBack(deliveryId: string, token: string) {
       await db.query(
         `UPDATE deliveries d SET status = 'queued', attempted_at = NULL, claim_token = NULL
-         WHERE d.id = $1 AND ${IN_RANGE('d', '$3', '$4')} AND d.status = 'sending' AND d.claim_token = $2`,
+         WHERE d.id = $1 AND ${inRange('d.queued_at', '$3', '$4')} AND d.status = 'sending' AND d.claim_token = $2`,
         [deliveryId, token, ...queuedRange([deliveryId])],
       );
     },
@@ -105,12 +107,12 @@ export function deliveryQueries(db: Sql) {
       // than deadlock, however long the health part below holds their locks.
       const { rows } = await db.query<DisabledHook>(
         `WITH mine AS (
-           SELECT id FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$8', '$9')} AND d.status = 'sending'
+           SELECT id FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$8', '$9')} AND d.status = 'sending'
            ORDER BY id FOR NO KEY UPDATE),
          done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
            FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), mine m
-           WHERE d.id = v.id AND ${IN_RANGE('d', '$8', '$9')} AND m.id = v.id AND d.status = 'sending'
+           WHERE d.id = v.id AND ${inRange('d.queued_at', '$8', '$9')} AND m.id = v.id AND d.status = 'sending'
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
          ${JUST_DISABLED}`,
@@ -131,7 +133,7 @@ export function deliveryQueries(db: Sql) {
     async expire(deliveryIds: string[]) {
       await db.query(
         `WITH done AS (
-           UPDATE deliveries d SET status = 'expired' WHERE d.id = ANY($1::uuid[]) AND ${IN_RANGE('d', '$2', '$3')} AND d.status = 'queued'
+           UPDATE deliveries d SET status = 'expired' WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued'
            RETURNING hook_id, status),
          ${COUNT_OUTCOMES}
          SELECT count(*) FROM done`,
@@ -148,7 +150,7 @@ export function deliveryQueries(db: Sql) {
       await db.query(
         `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
          FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place)
-         WHERE d.id = v.id AND ${IN_RANGE('d', '$4', '$5')} AND d.status = 'queued'`,
+         WHERE d.id = v.id AND ${inRange('d.queued_at', '$4', '$5')} AND d.status = 'queued'`,
         [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place), ...queuedRange(entries.map((e) => e.deliveryId))],
       );
     },
