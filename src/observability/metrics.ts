@@ -98,7 +98,7 @@ export function createMetrics() {
     }),
     deliveryWait: new Histogram({
       name: 'webhook_delivery_wait_seconds',
-      help: 'Time from a delivery being queued (fan-out) to its POST: pacing and queueing together',
+      help: 'Time from a delivery being queued (its event firing) to its POST: the outbox, pacing and queueing together',
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
       registers: [registry],
     }),

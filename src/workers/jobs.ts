@@ -7,7 +7,7 @@ export interface DeliveryJob {
   targetUrl: string;
   /** The subscription's own pace; null means DELIVERY_RATE_PER_TARGET. */
   maxPerSecond: number | null;
-  /** When the delivery row was created, epoch ms: DELIVERY_MAX_WAIT counts from here. */
+  /** When the delivery was queued (its event fired), epoch ms: DELIVERY_MAX_WAIT counts from here. */
   queuedAt: number;
   /** Its place in line at the target's gate (the pacer's clock), once it has one. */
   place?: number;
