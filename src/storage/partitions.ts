@@ -92,9 +92,10 @@ export function partitionQueries(db: Database) {
     /**
      * Drops, oldest first, each day whose rows are all older than `cutoff` (epoch ms), with its
      * events, unless it still holds a delivery queued or sending, or an event not yet fanned out:
-     * that day waits for the engine to finish with them. Checked and dropped under both tables'
-     * locks, taken parent first as every statement takes them, so nothing changes in between
-     * and no statement deadlocks with it. Returns the partitions dropped.
+     * that day waits for the engine to finish with them. Checked and dropped under the two
+     * parent tables' locks (a DROP takes them anyway), which every statement takes before any
+     * partition: nothing changes in between, and no statement deadlocks with it. Returns the
+     * partitions dropped.
      */
     async dropBefore(cutoff: number): Promise<string[]> {
       const { deliveries, events } = await list();
@@ -103,7 +104,7 @@ export function partitionQueries(db: Database) {
         const sameDay = events.find((p) => p.until === partition.until);
         const gone = await db.transaction(async (tx) => {
           await tx.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-          await tx.exec('LOCK TABLE deliveries, events IN ACCESS EXCLUSIVE MODE');
+          await tx.exec('LOCK TABLE ONLY deliveries, ONLY events IN ACCESS EXCLUSIVE MODE');
           const { rows } = await tx.query<{ busy: boolean }>(
             `SELECT EXISTS (SELECT 1 FROM ${partition.name} WHERE status = 'queued')
                OR EXISTS (SELECT 1 FROM ${partition.name} WHERE status = 'sending')
