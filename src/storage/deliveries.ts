@@ -170,17 +170,18 @@ export function deliveryQueries(db: Sql) {
 
     /**
      * Takes up to `limit` overdue queued deliveries (whoever should have sent them died, or lost
-     * them), oldest first, for `leaseMs`: another relay leaves them alone meanwhile. Returns what
-     * their jobs carry.
+     * them), oldest first, for `leaseMs`: another relay leaves them alone meanwhile. Only those
+     * queued since `queuedSince` (epoch ms), so only the days since are read: older ones can only
+     * expire, which maintenance does (retention.expireUnsent). Returns what their jobs carry.
      */
-    async takeOverdue(limit: number, leaseMs: number) {
+    async takeOverdue(limit: number, leaseMs: number, queuedSince: number) {
       const { rows } = await db.query<QueuedDelivery>(
         `UPDATE deliveries d SET relay_at = clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM hooks h
-         WHERE d.id IN (SELECT id FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp()
+         WHERE d.id IN (SELECT id FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp() AND queued_at >= $3::timestamptz
                         ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
            AND h.id = d.hook_id
          RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at, d.place`,
-        [limit, leaseMs],
+        [limit, leaseMs, new Date(queuedSince).toISOString()],
       );
       return rows;
     },

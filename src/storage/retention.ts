@@ -1,6 +1,6 @@
 import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Sql } from './database.js';
-import { JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
+import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
 
 /**
  * Bounded storage: each query handles at most `limit` rows in one short statement, oldest first,
@@ -36,6 +36,25 @@ export function retentionQueries(db: Sql) {
         [olderThanMs, limit, ...ruleParams(rule)],
       );
       return { changed: rows[0]?.changed ?? 0, disabled: rows.filter((row): row is DisabledHook & { changed: number } => row.id !== null) };
+    },
+
+    /**
+     * Deliveries still queued more than `maxWaitMs` (DELIVERY_MAX_WAIT) after their event: they
+     * can no longer be sent, and the relay no longer reads their days. Expired, counted in their
+     * hooks' hourly outcomes like any expiry. Returns how many.
+     */
+    async expireUnsent(maxWaitMs: number, limit: number) {
+      const { rows } = await db.query<{ changed: number }>(
+        `WITH done AS (
+           UPDATE deliveries SET status = 'expired' WHERE id IN (
+             SELECT id FROM deliveries WHERE status = 'queued' AND queued_at < ${cutoff('$1')}
+             ORDER BY relay_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+           RETURNING hook_id, status),
+         ${COUNT_OUTCOMES}
+         SELECT count(*)::int AS changed FROM done`,
+        [maxWaitMs, limit],
+      );
+      return rows[0]!.changed;
     },
 
     /** Hourly outcome counts past the 24 hours last_24h sums. */

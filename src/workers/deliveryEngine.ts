@@ -53,7 +53,7 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
     name: 'deliveries',
   });
   const fanOut = startFanOut(store, deliveries, { readyLimit: READY_PER_SLOT * config.DELIVERY_CONCURRENCY, log });
-  const relay = startOutboxRelay(store, deliveries, log);
+  const relay = startOutboxRelay(store, deliveries, log, config.DELIVERY_MAX_WAIT);
   metrics.watchQueues({ outbox: store.events, due: store.deliveries, local: deliveries, delayed: delayQueue });
   return {
     deliveries,

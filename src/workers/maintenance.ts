@@ -16,6 +16,8 @@ export interface MaintenanceSettings {
   retentionMs: number;
   /** A claim still `sending` this long after it was made becomes `unknown`. */
   stuckAfterMs: number;
+  /** DELIVERY_MAX_WAIT: a delivery still queued this long after its event becomes `expired`. */
+  maxWaitMs: number;
   /** An unknown outcome is a failure: it may disable its hook (HOOK_DISABLE_AFTER, HOOK_DISABLE_MIN_FAILURES). */
   disableRule: HookDisableRule;
   /** Rows per statement: small, so no statement holds locks for long or delays requests. */
@@ -28,10 +30,11 @@ export interface MaintenanceSettings {
 
 /** The settings the processes run with, from their configuration. */
 export const maintenanceSettings = (
-  config: Pick<Config, 'RETENTION_DAYS' | 'DELIVERY_TIMEOUT_MS' | 'HOOK_DISABLE_AFTER' | 'HOOK_DISABLE_MIN_FAILURES'>,
+  config: Pick<Config, 'RETENTION_DAYS' | 'DELIVERY_TIMEOUT_MS' | 'DELIVERY_MAX_WAIT' | 'HOOK_DISABLE_AFTER' | 'HOOK_DISABLE_MIN_FAILURES'>,
 ): MaintenanceSettings => ({
   retentionMs: config.RETENTION_DAYS * DAY_MS,
   stuckAfterMs: config.DELIVERY_TIMEOUT_MS + STUCK_GRACE_MS,
+  maxWaitMs: config.DELIVERY_MAX_WAIT,
   disableRule: hookDisableRule(config),
 });
 
@@ -42,7 +45,8 @@ export const maintenanceSettings = (
 const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, Math.floor(retentionMs / 10)));
 
 /**
- * One maintenance pass: declares stuck claims unknown, keeps the day partitions of the days
+ * One maintenance pass: declares stuck claims unknown and deliveries queued past
+ * DELIVERY_MAX_WAIT expired (the relay no longer reads their days), keeps the day partitions of the days
  * ahead, then deletes what retention allows, in an order that lets one pass finish a chain (a
  * delivery, then its event; a deleted subscription, then its revoked key). Deliveries and their
  * events go by whole days (src/storage/partitions.ts), once the last row of a day is past
@@ -51,7 +55,7 @@ const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, M
  * whose unknown outcomes disabled them.
  */
 export async function runMaintenancePass(store: Store, settings: MaintenanceSettings, signal?: AbortSignal) {
-  const { retentionMs, stuckAfterMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
+  const { retentionMs, stuckAfterMs, maxWaitMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
   /** Statement after statement until one changes fewer than `batch` rows; a shutdown stops between two. */
   const repeat = async (work: (limit: number) => Promise<number>) => {
     let total = 0;
@@ -73,6 +77,7 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
   const underADay = retentionMs < DAY_MS;
   const changed = {
     unknown: await repeat(markUnknown),
+    expired: await repeat((limit) => retention.expireUnsent(maxWaitMs, limit)),
     partitionsCreated: (await partitions.ensure()).length,
     partitionsDropped: (await partitions.dropBefore((await partitions.now()) - retentionMs)).length,
     deliveries: underADay ? await repeat((limit) => retention.pruneDeliveries(retentionMs, limit)) : 0,
@@ -97,6 +102,7 @@ export function startMaintenance(store: Store, log: Logger, settings: Maintenanc
     runMaintenancePass(store, settings, stopping.signal).then(
       ({ changed, disabled }) => {
         metrics.deliveries.inc({ outcome: 'unknown' }, changed.unknown);
+        metrics.deliveries.inc({ outcome: 'expired' }, changed.expired);
         if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
         reportDisabled(disabled, log, metrics);
       },

@@ -4,12 +4,14 @@ import { createLocalQueue } from '../../src/queue/localQueue.js';
 import type { Store } from '../../src/storage/store.js';
 import { startFanOut } from '../../src/workers/fanOut.js';
 import type { DeliveryJob } from '../../src/workers/jobs.js';
+import { runMaintenancePass } from '../../src/workers/maintenance.js';
 import { startOutboxRelay } from '../../src/workers/outboxRelay.js';
 import { issueKey } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
 const log = pino({ level: 'silent' });
+const DAY = 86_400_000;
 
 /** A local queue that only records the deliveries it is handed, finishing each at once. */
 function recordingQueue() {
@@ -83,7 +85,7 @@ describe.each(engines())('the outbox on %s', (engine) => {
     // One that waited for its place at the gate, and was left to the relay to hand back then.
     await t.store.deliveries.postpone([{ deliveryId: overdue[0]!, relayAt: Date.now() - 1_000, place: 1_234_567 }]);
     const { queue, seen, places } = recordingQueue();
-    const relay = startOutboxRelay(t.store, queue, log);
+    const relay = startOutboxRelay(t.store, queue, log, DAY);
     try {
       await waitUntil(() => overdue.every((id) => seen.has(id)), 10_000);
     } finally {
@@ -94,6 +96,32 @@ describe.each(engines())('the outbox on %s', (engine) => {
     expect(places.get(overdue[0]!)).toBe(1_234_567); // it keeps its place in line
     expect(places.get(overdue[1]!)).toBeUndefined();
     // Taken for a while: another relay leaves them alone until they are overdue again.
-    expect((await t.store.deliveries.takeOverdue(10, 5_000)).filter((row) => overdue.includes(row.delivery_id))).toStrictEqual([]);
+    expect((await t.store.deliveries.takeOverdue(10, 5_000, 0)).filter((row) => overdue.includes(row.delivery_id))).toStrictEqual([]);
+  });
+  it('leaves deliveries past DELIVERY_MAX_WAIT to maintenance, which expires them, and reads only the days since', async () => {
+    const accountId = 'outbox-too-old';
+    const hookId = await subscribedAccount(t.store, accountId);
+    const insert = async (queuedAgo: string) =>
+      (
+        await t.db.query<{ id: string }>(
+          `WITH fired AS (
+             INSERT INTO events (id, account_id, event_type, data, created_at, dispatched_at)
+             VALUES (gen_random_uuid(), $1, 'new_contact', '{}', now() - interval '${queuedAgo}', now()) RETURNING id, created_at)
+           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
+           SELECT gen_random_uuid(), fired.id, $2, $1, 'queued', fired.created_at, now() - interval '1 second' FROM fired RETURNING id::text`,
+          [accountId, hookId],
+        )
+      ).rows[0]!.id;
+    const tooOld = await insert('3 hours');
+    const young = await insert('1 minute');
+    const taken = await t.store.deliveries.takeOverdue(1_000, 5_000, Date.now() - 2 * 3_600_000);
+    expect(taken.map((row) => row.delivery_id)).toContain(young);
+    expect(taken.map((row) => row.delivery_id)).not.toContain(tooOld);
+
+    const rule = { afterMs: DAY, minFailures: 1_000 };
+    const { changed } = await runMaintenancePass(t.store, { retentionMs: 30 * DAY, stuckAfterMs: DAY, maxWaitMs: 2 * 3_600_000, disableRule: rule, pauseMs: 0 });
+    expect(changed.expired).toBe(1);
+    const { rows } = await t.db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [[tooOld, young]]);
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.status]))).toStrictEqual({ [tooOld]: 'expired', [young]: 'queued' });
   });
 });
