@@ -74,6 +74,12 @@ export interface Drain {
   perRedisServer: ProcessCpu[];
   /** Share of the machine other processes used just before the workers started, and during the drain ("other" CPU ÷ cores × window). */
   otherLoadBefore: number;
+  /**
+   * Rows of `deliveries` updated per delivery (pg_stat_user_tables): a claim and an outcome make
+   * 2; a claim given back (a late departure: the claim's commit came too long after the departure
+   * the pacer granted, deliver.ts) adds 2 more, its give-back and the claim again.
+   */
+  updatesPerDelivery: number;
   otherShare: number;
   /** Drains run to get this one (again after others' load or refused connections). */
   attempts: number;
@@ -116,6 +122,12 @@ const pidsOfGroup = (windows: CpuWindow[], group: string) =>
 /** Times a service log says PostgreSQL refused it a connection. */
 const refusals = () =>
   readdirSync(LOG_DIR).reduce((total, file) => total + (readFileSync(join(LOG_DIR, file), 'utf8').match(/too many clients/g)?.length ?? 0), 0);
+
+/** Rows of the deliveries table updated so far, as PostgreSQL's statistics count them. */
+async function deliveryUpdates(ctx: BenchContext) {
+  const { rows } = await ctx.sql(`SELECT n_tup_upd::bigint AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`);
+  return Number((rows[0] as { n: string } | undefined)?.n ?? NaN);
+}
 
 /** Ingests `events` calls while no worker runs. */
 async function ingestBacklog(ctx: BenchContext, stack: PostgresStack, events: number) {
@@ -163,12 +175,14 @@ async function drainOnce(ctx: BenchContext, stack: PostgresStack, shape: Shape, 
   await ingestBacklog(ctx, stack, events);
   // Others' work on this machine (test runs) takes the cores the workers are measured on.
   const otherLoadBefore = await waitForQuiet(ctx.cpu.pids, Math.min(ctx.settings.waitIdleMs, QUIET_WAIT_MS), ctx.progress);
+  const updatesBefore = await deliveryUpdates(ctx);
   await stack.startWorkers(workers, { together: true });
   const allUpAt = monotonicMs();
   const windows: CpuWindow[] = [];
   const drained = await ctx.cpu.metered(windows, () => ctx.receiver.waitForCount(events, 180_000, CHANNEL));
   // Late duplicates (a delivery sent twice) would arrive just after the count is reached.
-  await sleep(500);
+  // Also long enough for the backends to report their statistics (at most once a second).
+  await sleep(1_500);
   const stats = await ctx.receiver.stats(CHANNEL);
   await stack.stopWorkers();
   if (stats.count < events) throw new Error(`scale-out (${shape}, ${workers} workers): ${stats.count} of ${events} delivered`);
@@ -195,6 +209,7 @@ async function drainOnce(ctx: BenchContext, stack: PostgresStack, shape: Shape, 
     perWorker: cpuOfPids(windows, pidsOfGroup(windows, 'worker'), measuredDeliveries),
     perRedisServer: cpuOfPids(windows, redisPids, measuredDeliveries),
     otherLoadBefore,
+    updatesPerDelivery: ((await deliveryUpdates(ctx)) - updatesBefore) / events,
     otherShare: 0,
     attempts: 1,
   };
@@ -236,7 +251,7 @@ function cpuNote(drain: Drain) {
   return (
     `${SHAPE_LABEL[drain.shape]}, ${drain.workers} worker${drain.workers > 1 ? 's' : ''}: CPU ms per delivery worker ${fmt(cpu.worker ?? 0, 3)} (per process ${worker}), ` +
     `web ${fmt(cpu.web ?? 0, 3)}, postgres ${fmt(cpu.postgres ?? 0, 3)}, the shape's redis-server${drain.perRedisServer.length > 1 ? 's' : ''} ${redis}, receiver ${fmt(cpu.receiver ?? 0, 3)}; ` +
-    `service total ${fmt(service, 3)} → ${fmt(1000 / service)} deliveries/s per core; machine ${fmt(drain.utilisation * 100)}% busy, other processes ${fmt(cpu.other ?? 0, 3)} (${fmt(drain.otherShare * 100)}% of the machine${drain.otherShare > MOST_OTHER_SHARE ? ', SKEWED' : ''})${drain.attempts > 1 ? `, attempt ${drain.attempts}` : ''}`
+    `${fmt(drain.updatesPerDelivery, 2)} deliveries-row updates per delivery (2 without late departures); service total ${fmt(service, 3)} → ${fmt(1000 / service)} deliveries/s per core; machine ${fmt(drain.utilisation * 100)}% busy, other processes ${fmt(cpu.other ?? 0, 3)} (${fmt(drain.otherShare * 100)}% of the machine${drain.otherShare > MOST_OTHER_SHARE ? ', SKEWED' : ''})${drain.attempts > 1 ? `, attempt ${drain.attempts}` : ''}`
   );
 }
 
