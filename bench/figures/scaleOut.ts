@@ -59,7 +59,7 @@ export interface Drain {
   events: number;
   /** First to last receipt, all receipts: the method of figure 2's diagnostic. */
   perSecond: number;
-  /** From the moment the last of the workers reported started to the last receipt, receipts in that window. */
+  /** Receipts from the moment the last worker reported started (or the first receipt, if later) to the last one. */
   allUpPerSecond: number;
   /** ms from the first receipt until every worker had started (workers start together, but not at once). */
   startSpreadMs: number;
