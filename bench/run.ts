@@ -6,6 +6,9 @@
  * fresh database is created and dropped) and Redis (BENCH_REDIS_URL, default
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
+ * BENCH_ONLY=scaleOut runs that one figure alone (also upsertsPglite, pacedRateEmbedded,
+ * restartTime: the figures that need nothing from the others), e.g.
+ * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`.
  */
 import { sleep } from '../kit/waiting.js';
 import { LOG_DIR, openContext, RESULTS_DIR, type BenchContext } from './context.js';
@@ -18,6 +21,7 @@ import { latency } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
 import { restartTime } from './figures/restartTime.js';
 import { saturatedTarget } from './figures/saturatedTarget.js';
+import { scaleOut } from './figures/scaleOut.js';
 import { upsertsPglite } from './figures/upsertsPglite.js';
 import { upsertsPostgres } from './figures/upsertsPostgres.js';
 import { writeReport } from './report.js';
@@ -35,6 +39,9 @@ const NOTES = [
   `Logs of every process: ${LOG_DIR}.`,
 ];
 
+/** What BENCH_ONLY may name: figures that need nothing from those before them. */
+const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = { scaleOut, upsertsPglite, pacedRateEmbedded, restartTime };
+
 /** The figures in the order they run, each handed what it needs from those before it. */
 async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   const results: FigureResult[] = [];
@@ -50,6 +57,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await deliveryGrowth(ctx, engine, deliver, throughput.perSecond));
   results.push(await upsertsPostgres(ctx, engine, rate));
   await engine.stop();
+  results.push(await scaleOut(ctx));
 
   const labels = { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' };
   const paced = await startPostgresStack(ctx, {}, labels, PACED_WORKERS);
@@ -65,6 +73,9 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
 }
 
 async function main() {
+  const only = process.env.BENCH_ONLY;
+  const alone = only ? ALONE[only] : undefined;
+  if (only && !alone) throw new Error(`BENCH_ONLY=${only}: not one of ${Object.keys(ALONE).join(', ')}`);
   const settings = benchSettings();
   const started = performance.now();
   const cpu = createCpuMeter();
@@ -78,7 +89,7 @@ async function main() {
   });
   let figures: FigureResult[];
   try {
-    figures = await runFigures(ctx);
+    figures = alone ? [await alone(ctx)] : await runFigures(ctx);
   } finally {
     await ctx.close();
   }

@@ -11,7 +11,12 @@ export async function startPostgresStack(ctx: BenchContext, env: Record<string, 
   const serviceEnv = { ...ctx.postgresEnv, ...env };
   const web = await ctx.services.start('web', serviceEnv, labels.web);
   const workers: Service[] = [];
-  const startWorkers = async (count: number) => {
+  /** `together`: all at once rather than one after another, so that they begin draining a backlog close together. */
+  const startWorkers = async (count: number, { together = false } = {}) => {
+    if (together) {
+      workers.push(...(await Promise.all(Array.from({ length: count }, () => ctx.services.start('worker', serviceEnv, labels.worker)))));
+      return;
+    }
     for (let i = 0; i < count; i++) workers.push(await ctx.services.start('worker', serviceEnv, labels.worker));
   };
   const stopWorkers = async () => {
