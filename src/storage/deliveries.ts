@@ -177,8 +177,10 @@ export function deliveryQueries(db: Sql) {
     async takeOverdue(limit: number, leaseMs: number, queuedSince: number) {
       const { rows } = await db.query<QueuedDelivery>(
         `UPDATE deliveries d SET relay_at = clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM hooks h
-         WHERE d.id IN (SELECT id FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp() AND queued_at >= $3::timestamptz
-                        ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         WHERE (d.id, d.queued_at) IN (
+                 SELECT id, queued_at FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp() AND queued_at >= $3::timestamptz
+                 ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+           AND d.queued_at >= $3::timestamptz
            AND h.id = d.hook_id
          RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at, d.place`,
         [limit, leaseMs, new Date(queuedSince).toISOString()],

@@ -13,8 +13,12 @@ const TABLES = ['deliveries', 'events'] as const;
 type Table = (typeof TABLES)[number];
 
 const DAY_MS = 86_400_000;
-/** Days ahead that partitions exist: inserts never need one that is missing, even if maintenance stops for two weeks. */
-export const DAYS_AHEAD = 14;
+/**
+ * Days ahead that partitions exist: inserts never need one that is missing, even if no worker
+ * runs maintenance and no process starts for a week. No more: every partition, empty or not,
+ * adds to the planning of each statement on the table.
+ */
+export const DAYS_AHEAD = 7;
 /**
  * Creating or dropping a partition locks its table for a moment; past this wait the work is left
  * to the next maintenance pass rather than queueing every statement behind it for long.
@@ -59,6 +63,28 @@ async function databaseClock(sql: Sql) {
 }
 
 export function partitionQueries(db: Database) {
+  /**
+   * Drops detached day tables. A delivery table's foreign key to hooks goes first, in a moment:
+   * dropping a table that has it locks hooks until the commit, and a DROP's commit unlinks files.
+   */
+  async function dropFiles(names: string[]) {
+    if (names.length === 0) return;
+    const { rows } = await db.query<{ table: string; key: string }>(
+      `SELECT conrelid::regclass::text AS table, conname AS key FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY($1::text[])`,
+      [names],
+    );
+    for (const row of rows) await db.exec(`ALTER TABLE ${row.table} DROP CONSTRAINT ${row.key}`);
+    await db.exec(`DROP TABLE ${names.join(', ')}`);
+  }
+  /** Day tables by this service's names that are no longer attached. */
+  async function detachedLeftovers() {
+    const { rows } = await db.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname ~ '^(deliveries|events)_(until_)?[0-9]{8}$'
+         AND NOT c.relispartition`,
+    );
+    return rows.map((row) => row.name);
+  }
   const list = async () => ({ deliveries: await partitionsOf(db, 'deliveries'), events: await partitionsOf(db, 'events') });
   return {
     /** Every partition of both tables, oldest first. */
@@ -92,17 +118,20 @@ export function partitionQueries(db: Database) {
     /**
      * Drops, oldest first, each day whose rows are all older than `cutoff` (epoch ms), with its
      * events, unless it still holds a delivery queued or sending, or an event not yet fanned out:
-     * that day waits for the engine to finish with them. Checked and dropped under the two
-     * parent tables' locks (a DROP takes them anyway), which every statement takes before any
-     * partition: nothing changes in between, and no statement deadlocks with it. Returns the
-     * partitions dropped.
+     * that day waits for the engine to finish with them. Returns the partitions dropped.
+     *
+     * A day is checked and detached under the two parent tables' locks, which every statement
+     * takes before any partition: nothing changes in between, no statement deadlocks with it,
+     * and the locks are held for a moment whatever the day's size. Its tables are dropped after,
+     * holding no lock any statement needs (dropFiles): a DROP's commit unlinks the files, which
+     * takes longer the larger they are.
      */
     async dropBefore(cutoff: number): Promise<string[]> {
       const { deliveries, events } = await list();
       const dropped: string[] = [];
       for (const partition of deliveries.filter((p) => p.until <= cutoff)) {
         const sameDay = events.find((p) => p.until === partition.until);
-        const gone = await db.transaction(async (tx) => {
+        const detached = await db.transaction(async (tx) => {
           await tx.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
           await tx.exec('LOCK TABLE ONLY deliveries, ONLY events IN ACCESS EXCLUSIVE MODE');
           const { rows } = await tx.query<{ busy: boolean }>(
@@ -111,12 +140,15 @@ export function partitionQueries(db: Database) {
                ${sameDay ? `OR EXISTS (SELECT 1 FROM ${sameDay.name} WHERE dispatched_at IS NULL)` : ''} AS busy`,
           );
           if (rows[0]!.busy) return [];
-          const names = sameDay ? [partition.name, sameDay.name] : [partition.name];
-          await tx.exec(`DROP TABLE ${names.join(', ')}`);
-          return names;
+          await tx.exec(`ALTER TABLE deliveries DETACH PARTITION ${partition.name}`);
+          if (sameDay) await tx.exec(`ALTER TABLE events DETACH PARTITION ${sameDay.name}`);
+          return sameDay ? [partition.name, sameDay.name] : [partition.name];
         });
-        dropped.push(...gone);
+        await dropFiles(detached);
+        dropped.push(...detached);
       }
+      // Days detached by a process that stopped before it could drop them.
+      await dropFiles(await detachedLeftovers());
       return dropped;
     },
   };

@@ -7,6 +7,8 @@ import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledH
  * so a large backlog is worked off in many small transactions that never hold locks for long.
  * Rows another pruner holds are skipped (workers run these concurrently). Each returns how many
  * rows it changed. `retentionMs` is RETENTION_DAYS; the cutoff is taken on the database's clock.
+ * Rows of deliveries and events are named with their partition key, (id, queued_at) and (id,
+ * created_at), so each is looked for in its own day's partition only.
  */
 
 const cutoff = (param: string) => `clock_timestamp() - make_interval(secs => ${param} / 1000.0)`;
@@ -25,8 +27,8 @@ export function retentionQueries(db: Sql) {
     async markStuckUnknown(olderThanMs: number, limit: number, rule: HookDisableRule) {
       const { rows } = await db.query<{ changed: number } & (DisabledHook | { id: null })>(
         `WITH done AS (
-           UPDATE deliveries SET status = 'unknown' WHERE id IN (
-             SELECT id FROM deliveries WHERE status = 'sending' AND attempted_at < ${cutoff('$1')}
+           UPDATE deliveries SET status = 'unknown' WHERE (id, queued_at) IN (
+             SELECT id, queued_at FROM deliveries WHERE status = 'sending' AND attempted_at < ${cutoff('$1')}
              ORDER BY attempted_at LIMIT $2 FOR UPDATE SKIP LOCKED)
            RETURNING hook_id, status, attempted_at),
          ${updateHealth({ afterMs: '$3', minFailures: '$4' })},
@@ -46,8 +48,8 @@ export function retentionQueries(db: Sql) {
     async expireUnsent(maxWaitMs: number, limit: number) {
       const { rows } = await db.query<{ changed: number }>(
         `WITH done AS (
-           UPDATE deliveries SET status = 'expired' WHERE id IN (
-             SELECT id FROM deliveries WHERE status = 'queued' AND queued_at < ${cutoff('$1')}
+           UPDATE deliveries SET status = 'expired' WHERE (id, queued_at) IN (
+             SELECT id, queued_at FROM deliveries WHERE status = 'queued' AND queued_at < ${cutoff('$1')}
              ORDER BY relay_at LIMIT $2 FOR UPDATE SKIP LOCKED)
            RETURNING hook_id, status),
          ${COUNT_OUTCOMES}
@@ -69,8 +71,8 @@ export function retentionQueries(db: Sql) {
     /** Delivery log rows queued before the cutoff, unless still queued or sending. */
     pruneDeliveries: (retentionMs: number, limit: number) =>
       run(
-        `DELETE FROM deliveries WHERE id IN (
-           SELECT id FROM deliveries WHERE queued_at < ${cutoff('$1')} AND status NOT IN ('queued', 'sending')
+        `DELETE FROM deliveries WHERE (id, queued_at) IN (
+           SELECT id, queued_at FROM deliveries WHERE queued_at < ${cutoff('$1')} AND status NOT IN ('queued', 'sending')
            ORDER BY queued_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
         [retentionMs, limit],
       ),
@@ -81,8 +83,8 @@ export function retentionQueries(db: Sql) {
      */
     pruneEvents: (retentionMs: number, limit: number) =>
       run(
-        `DELETE FROM events WHERE id IN (
-           SELECT e.id FROM events e WHERE e.created_at < ${cutoff('$1')} AND e.dispatched_at IS NOT NULL
+        `DELETE FROM events WHERE (id, created_at) IN (
+           SELECT e.id, e.created_at FROM events e WHERE e.created_at < ${cutoff('$1')} AND e.dispatched_at IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
            ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
         [retentionMs, limit],

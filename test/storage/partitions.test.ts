@@ -101,4 +101,13 @@ describe.each(engines())('day partitions on %s', (engine) => {
     expect(await t.store.partitions.dropBefore(day0 + 6 * DAY)).toStrictEqual(days(4, 5));
     expect(await partitionOf('deliveries', later.deliveryId)).toBe(`deliveries_${dayName(day0 + 6 * DAY)}`);
   });
+  it('drops a day a stopped process detached but did not drop', async () => {
+    const day6 = (await today()) + 6 * DAY;
+    await t.db.exec(`ALTER TABLE deliveries DETACH PARTITION deliveries_${dayName(day6)}; ALTER TABLE events DETACH PARTITION events_${dayName(day6)}`);
+    const tables = async () =>
+      (await t.db.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relname IN ($1, $2)`, [`deliveries_${dayName(day6)}`, `events_${dayName(day6)}`])).rows;
+    expect(await tables()).toHaveLength(2);
+    expect(await t.store.partitions.dropBefore(0)).toStrictEqual([]);
+    expect(await tables()).toStrictEqual([]);
+  });
 });
