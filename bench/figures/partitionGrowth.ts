@@ -1,0 +1,466 @@
+/**
+ * Figure 5's partition series (issue 18 part 3): the engine's statements on the day-partitioned
+ * deliveries and events (migration 7) at 100k delivery rows, then grown in place to 10M (and
+ * 100M with BENCH_GROWTH_MAX_ROWS=100000000), always over the same DAYS day partitions, so that
+ * only the rows per partition change. Claim, outcome, relay scan and log page should cost within
+ * 1.3× of their cost at 100k; retention drops whole days, so its time per day should not grow
+ * with the rows a day holds.
+ *
+ * It runs on a database of its own (created, migrated and dropped here), through the service's
+ * own store (createStore over openPostgres), so it measures the service's statements as they
+ * stand. Rows are placed in future days, where the day partitions made ahead are; the first
+ * partition (everything before tomorrow) is dropped empty at the start.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createDatabase } from '../../kit/databases.js';
+import { summarize } from '../../kit/statistics.js';
+import { openPostgres, type Database } from '../../src/storage/database.js';
+import { deliveryIdAt, queuedRange } from '../../src/storage/deliveryIds.js';
+import { migrate } from '../../src/storage/migrate.js';
+import { createStore, type Store } from '../../src/storage/store.js';
+import { RESULTS_DIR, type BenchContext } from '../context.js';
+import { fmt, growthRows, ratioRow, type FigureResult, type GrowthRow, type Row } from '../results.js';
+import { insertHooks, insertKeyRow } from '../support/seeding.js';
+
+const DAY = 86_400_000;
+/** The smallest store: every other size is judged against it. */
+const BASE_ROWS = 100_000;
+const GROWN_ROWS = [10_000_000, 100_000_000];
+/** Day partitions holding rows at every size (days dropped by retention are replaced by new ones ahead). */
+const DAYS = 30;
+/** Filler deliveries per event: every event of the filler account goes to its FANOUT hooks. */
+const FANOUT = 10;
+const FILLER = 'growth-filler';
+const MEASURED = 'growth-measured';
+/** Deliveries per claim and per outcome statement (a worker's batch). */
+const BATCH = 50;
+/** takeOverdue's batch, as the relay asks. */
+const RELAY_BATCH = 100;
+const LOG_LIMIT = 100;
+/** Calls of each statement run before the measured ones (prepared statements, plans, caches). */
+const WARM = 10;
+/** Days dropped at each size, each by its own dropBefore. */
+const RETENTION_DAYS = 3;
+/** A statement whose calls grow slow stops being repeated past this, with at least MIN_SAMPLES measured. */
+const BUDGET_MS = 90_000;
+const MIN_SAMPLES = 5;
+/** Outcomes that never disable the hook. */
+const RULE = { afterMs: DAY, minFailures: 1_000_000 };
+/** Events per seeding statement (× FANOUT deliveries). */
+const CHUNK_EVENTS = 20_000;
+/** Seeding connections working on different days at once. */
+const SEEDERS = 2;
+const STORE_POOL = 4;
+
+const silentLog = pino({ level: 'silent' });
+const dayName = (ms: number) => new Date(ms).toISOString().slice(0, 10).replaceAll('-', '');
+/** A LogPosition's time: PostgreSQL's microsecond text, as the delivery log's cursors carry it. */
+const positionText = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
+
+interface Stats {
+  n: number;
+  medianUs: number;
+  meanUs: number;
+  p99Us: number;
+}
+const stats = (us: number[]): Stats => {
+  const s = summarize(us);
+  return { n: s.n, medianUs: s.p50, meanUs: us.reduce((a, b) => a + b, 0) / Math.max(1, us.length), p99Us: s.p99 };
+};
+
+/** What is measured at each size, in the order of the report. */
+const STATEMENTS = [
+  { key: 'claim', what: `claim (batch of ${BATCH} queued)` },
+  { key: 'record', what: `outcome (record, batch of ${BATCH})` },
+  { key: 'takeOverdue', what: `relay scan (takeOverdue ${RELAY_BATCH})` },
+  { key: 'pageHook', what: `log page, hook, newest ${LOG_LIMIT}` },
+  { key: 'pageAccount', what: `log page, account, newest ${LOG_LIMIT}` },
+  { key: 'pageDay', what: `log page, hook, since/until one day` },
+  { key: 'pageDeep', what: `log page, hook, after a cursor ${DAYS / 2} days back` },
+] as const;
+type StatementKey = (typeof STATEMENTS)[number]['key'];
+
+interface Point {
+  size: number;
+  /** Delivery rows in the table while the statements were measured. */
+  actualRows: number;
+  statements: Record<StatementKey, Stats>;
+  retention: { partitions: string[]; rows: number; ms: number }[];
+  /** EXPLAIN (ANALYZE, BUFFERS) of each statement at this size (custom plans: parameters bound). */
+  plans: Record<string, string>;
+}
+
+/** The sizes to measure: 100k, then 10M (and 100M when BENCH_GROWTH_MAX_ROWS allows), scaled by BENCH_SCALE. */
+export function partitionGrowthSizes(scale: number, env: NodeJS.ProcessEnv = process.env) {
+  const max = Number(env.BENCH_GROWTH_MAX_ROWS ?? '10000000');
+  const grown = GROWN_ROWS.filter((rows) => rows <= max).map((rows) => Math.max(2 * BASE_ROWS, Math.round(rows * Math.min(1, scale))));
+  return [BASE_ROWS, ...grown];
+}
+
+/** Drops the database even when the run is interrupted (run.ts exits at once on SIGINT). */
+function dropOnInterrupt(adminUrl: string, name: string) {
+  const handler = () => {
+    spawnSync('psql', ['-d', adminUrl, '-q', '-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: 'ignore', timeout: 10_000 });
+  };
+  process.prependListener('SIGINT', handler);
+  return () => process.off('SIGINT', handler);
+}
+
+export async function partitionGrowth(ctx: BenchContext): Promise<FigureResult> {
+  const sizes = partitionGrowthSizes(ctx.settings.scale);
+  const scaled = (n: number, min: number) => Math.max(min, Math.round(n * Math.min(1, ctx.settings.scale)));
+  const reps = { claimBatches: scaled(200, 30), relayCalls: scaled(100, 20), pages: scaled(400, 50) };
+  ctx.progress(`figure 5 (partitions): sizes ${sizes.map((s) => fmt(s)).join(', ')} delivery rows over ${DAYS} day partitions`);
+  const database = await createDatabase(ctx.settings.adminUrl, 'contact_hooks_growth');
+  const forget = dropOnInterrupt(ctx.settings.adminUrl, database.name);
+  const clients: pg.Client[] = [];
+  let db: Database | undefined;
+  try {
+    db = openPostgres(database.url, { max: STORE_POOL, log: silentLog });
+    await migrate(db);
+    const client = async (setup: string[]) => {
+      const c = new pg.Client({ connectionString: database.url });
+      clients.push(c);
+      await c.connect();
+      for (const statement of setup) await c.query(statement);
+      return c;
+    };
+    // Seeding writes rows valid by construction: no foreign-key trigger per row, no wait for each commit's flush.
+    const seeders = await Promise.all(Array.from({ length: SEEDERS }, () => client(['SET session_replication_role = replica', 'SET synchronous_commit = off'])));
+    const admin = await client([]);
+    return await measureSeries(ctx, db, seeders, admin, sizes, reps);
+  } finally {
+    for (const c of clients) await c.end().catch(() => {});
+    await db?.close().catch(() => {});
+    await database.drop();
+    forget();
+    ctx.progress(`  dropped database ${database.name}`);
+  }
+}
+
+async function measureSeries(
+  ctx: BenchContext,
+  db: Database,
+  seeders: pg.Client[],
+  admin: pg.Client,
+  sizes: number[],
+  reps: { claimBatches: number; relayCalls: number; pages: number },
+): Promise<FigureResult> {
+  // The store over a database that remembers the last statement it ran, to EXPLAIN it as sent.
+  let last: { text: string; params: unknown[] } = { text: '', params: [] };
+  const tapped: Database = {
+    ...db,
+    query: <Row>(text: string, params?: unknown[]) => {
+      last = { text, params: params ?? [] };
+      return db.query<Row>(text, params);
+    },
+  };
+  const store = createStore(tapped);
+  const run = (text: string, params?: unknown[]) => db.query(text, params);
+
+  const fillerKey = await insertKeyRow(run, FILLER);
+  await insertHooks(run, fillerKey, FILLER, 'missed_call', 'https://filler.example/h', FANOUT);
+  const measuredKey = await insertKeyRow(run, MEASURED);
+  await insertHooks(run, measuredKey, MEASURED, 'new_contact', 'https://measured.example/h', 1);
+  const hookOf = async (account: string) =>
+    (await db.query<{ id: string }>('SELECT id FROM hooks WHERE account_id = $1 ORDER BY target_url LIMIT 1', [account])).rows[0]!.id;
+  const fillerHook = await hookOf(FILLER);
+  const measuredHook = await hookOf(MEASURED);
+
+  const today = Math.floor((await store.partitions.now()) / DAY) * DAY;
+  // The first partition holds everything before tomorrow, here nothing: gone, so that each
+  // dropBefore below drops exactly one day.
+  await store.partitions.dropBefore(today + DAY);
+  await store.partitions.ensure(DAYS);
+  /** The days holding rows, oldest first (epoch ms of their midnights), and the filler events in each. */
+  const days = Array.from({ length: DAYS }, (_, i) => today + (i + 1) * DAY);
+  const eventsIn = new Map<number, number>();
+  let fillerRows = 0;
+  let measuredRows = 0;
+  const seeding: { size: number; rowsAdded: number; seconds: number; rowsPerSecond: number; vacuumSeconds: number }[] = [];
+
+  /** Adds filler deliveries (and their events) until every live day holds size ÷ DAYS of them. */
+  async function grow(size: number) {
+    const perDay = Math.ceil(size / FANOUT / DAYS);
+    const chunks: { day: number; from: number; stepMs: number; count: number }[] = [];
+    for (const day of days) {
+      const missing = perDay - (eventsIn.get(day) ?? 0);
+      if (missing <= 0) continue;
+      // Each chunk covers its own slice of the day in time order, so the indexes led by time
+      // take its rows in one place rather than all over.
+      const pieces = Math.ceil(missing / CHUNK_EVENTS);
+      for (let i = 0; i < pieces; i++) {
+        const count = Math.floor(missing / pieces) + (i < missing % pieces ? 1 : 0);
+        chunks.push({ day, from: day + (i * DAY) / pieces, stepMs: DAY / pieces / count, count });
+      }
+    }
+    const total = chunks.reduce((sum, c) => sum + c.count, 0) * FANOUT;
+    ctx.progress(`  seeding ${fmt(total)} delivery rows (${fmt(chunks.length)} statements, ${SEEDERS} connections) to reach ${fmt(size)}`);
+    const started = performance.now();
+    let written = 0;
+    let reported = started;
+    let next = 0;
+    await Promise.all(
+      seeders.map(async (seeder) => {
+        for (let chunk = chunks[next++]; chunk; chunk = chunks[next++]) {
+          const name = dayName(chunk.day);
+          const { rowCount } = await seeder.query(
+            `WITH fired AS (
+               INSERT INTO events_${name} (id, account_id, event_type, data, created_at, dispatched_at)
+               SELECT ${deliveryIdAt('t.at')}, $1, 'missed_call', '{}', t.at, t.at
+               FROM (SELECT $2::timestamptz + make_interval(secs => (g + random()) * $3::float8 / 1000) AS at
+                     FROM generate_series(0, $4::int - 1) AS g) t
+               RETURNING id, created_at)
+             INSERT INTO deliveries_${name} (id, event_id, hook_id, account_id, status, response_status, duration_ms, queued_at, attempted_at)
+             SELECT ${deliveryIdAt('fired.created_at')}, fired.id, h.id, $1, 'delivered', 200, 5, fired.created_at, fired.created_at + interval '5 milliseconds'
+             FROM fired CROSS JOIN (SELECT id FROM hooks WHERE account_id = $1) h`,
+            [FILLER, new Date(chunk.from).toISOString(), chunk.stepMs, chunk.count],
+          );
+          if (rowCount !== chunk.count * FANOUT) throw new Error(`seeding wrote ${rowCount} rows, not ${chunk.count * FANOUT}`);
+          eventsIn.set(chunk.day, (eventsIn.get(chunk.day) ?? 0) + chunk.count);
+          written += rowCount;
+          fillerRows += rowCount;
+          const now = performance.now();
+          if (now - reported > 10_000) {
+            reported = now;
+            ctx.progress(`    ${fmt(written)} / ${fmt(total)} rows, ${fmt(written / ((now - started) / 1000))} rows/s`);
+          }
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    ctx.progress(`  seeded ${fmt(written)} rows in ${fmt(seconds, 1)} s: ${fmt(written / seconds)} rows/s; VACUUM ANALYZE, CHECKPOINT`);
+    const vacuumStarted = performance.now();
+    await admin.query('VACUUM ANALYZE deliveries');
+    await admin.query('VACUUM ANALYZE events');
+    await admin.query('CHECKPOINT');
+    const vacuumSeconds = (performance.now() - vacuumStarted) / 1000;
+    ctx.progress(`  vacuumed and checkpointed in ${fmt(vacuumSeconds, 1)} s`);
+    seeding.push({ size, rowsAdded: written, seconds, rowsPerSecond: written / seconds, vacuumSeconds });
+  }
+
+  /** `count` queued deliveries of the measured hook (and their events) in `day` from `at`, 10 ms apart; ids in queued order. */
+  async function queue(at: number, count: number, overdue: boolean) {
+    const { rows } = await seeders[0]!.query<{ id: string }>(
+      `WITH fired AS (
+         INSERT INTO events (id, account_id, event_type, data, created_at, dispatched_at)
+         SELECT ${deliveryIdAt('t.at')}, $1, 'new_contact', '{"contact":{"phone":"+14155550100","name":"Bench"}}', t.at, t.at
+         FROM (SELECT $2::timestamptz + make_interval(secs => g * 0.01) AS at FROM generate_series(0, $3::int - 1) AS g) t
+         RETURNING id, created_at)
+       INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
+       SELECT ${deliveryIdAt('fired.created_at')}, fired.id, $4, $1, 'queued', fired.created_at,
+         CASE WHEN $5 THEN clock_timestamp() - interval '1 hour' + (fired.created_at - $2::timestamptz) ELSE clock_timestamp() + interval '1 day' END
+       FROM fired RETURNING id`,
+      [MEASURED, new Date(at).toISOString(), count, measuredHook, overdue],
+    );
+    measuredRows += rows.length;
+    return rows.map((row) => row.id).sort();
+  }
+
+  /** EXPLAIN (ANALYZE, BUFFERS) of a statement as the store sent it, rolled back. */
+  async function explain(query: { text: string; params: unknown[] }) {
+    await admin.query('BEGIN');
+    try {
+      const { rows } = await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.text}`, query.params);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await admin.query('ROLLBACK');
+    }
+  }
+
+  const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+    const started = performance.now();
+    const result = await work();
+    return [result, (performance.now() - started) * 1000];
+  };
+
+  async function measure(size: number, index: number): Promise<Point> {
+    const newest = days.at(-1)!;
+    const plans: Record<string, string> = {};
+    const samples: Record<StatementKey, number[]> = { claim: [], record: [], takeOverdue: [], pageHook: [], pageAccount: [], pageDay: [], pageDeep: [] };
+    // Fresh queued deliveries in the newest day, in a slot of their own at each size.
+    const slot = newest + index * 3 * 3_600_000;
+    const claimIds = await queue(slot, (reps.claimBatches + WARM) * BATCH, false);
+    await queue(slot + 3_600_000, (reps.relayCalls + WARM) * RELAY_BATCH, true);
+    await admin.query(`VACUUM ANALYZE deliveries_${dayName(newest)}, events_${dayName(newest)}`);
+    const actualRows = fillerRows + measuredRows;
+
+    // Claim, then record each batch, as a worker does.
+    const batches = Array.from({ length: claimIds.length / BATCH }, (_, i) => claimIds.slice(i * BATCH, (i + 1) * BATCH));
+    const outcomes = (batch: string[]) => batch.map((deliveryId) => ({ deliveryId, status: 'delivered' as const, responseStatus: 200, durationMs: 5 }));
+    for (const [i, batch] of batches.entries()) {
+      const token = randomUUID();
+      const [claimed, claimUs] = await timed(() => store.deliveries.claim(batch, token));
+      if (claimed.length !== batch.length) throw new Error(`claimed ${claimed.length} of ${batch.length}`);
+      if (i === 0) {
+        const next = batches[1]!;
+        plans.claim = await explain({ text: last.text, params: [next, randomUUID(), ...queuedRange(next)] });
+      }
+      const [, recordUs] = await timed(() => store.deliveries.record(outcomes(batch), RULE));
+      if (i === 1) {
+        // The outcome of a batch still claimed: the next one, claimed for it and given back by the rollback.
+        const next = batches[2]!;
+        const recordQuery = last;
+        await admin.query('BEGIN');
+        try {
+          await admin.query(`UPDATE deliveries SET status = 'sending', attempted_at = clock_timestamp() WHERE id = ANY($1::uuid[])`, [next]);
+          const params = [...recordQuery.params];
+          params[0] = next;
+          const [from, to] = queuedRange(next);
+          params[params.length - 2] = from;
+          params[params.length - 1] = to;
+          const { rows } = await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${recordQuery.text}`, params);
+          plans.record = rows.map((row) => row['QUERY PLAN']).join('\n');
+        } finally {
+          await admin.query('ROLLBACK');
+        }
+      }
+      if (i >= WARM) {
+        samples.claim.push(claimUs);
+        samples.record.push(recordUs);
+      }
+    }
+
+    const relayStarted = performance.now();
+    for (let i = 0; i < reps.relayCalls + WARM; i++) {
+      if (samples.takeOverdue.length >= MIN_SAMPLES && performance.now() - relayStarted > BUDGET_MS) break;
+      const [taken, us] = await timed(() => store.deliveries.takeOverdue(RELAY_BATCH, 3_600_000));
+      if (taken.length !== RELAY_BATCH) throw new Error(`takeOverdue took ${taken.length}, not ${RELAY_BATCH}`);
+      if (i === 0) plans.takeOverdue = await explain(last);
+      if (i >= WARM) samples.takeOverdue.push(us);
+    }
+
+    const middle = days[Math.floor(days.length / 2)]!;
+    const pages: [StatementKey, () => ReturnType<Store['deliveries']['page']>][] = [
+      ['pageHook', () => store.deliveries.page({ hookId: fillerHook }, { limit: LOG_LIMIT })],
+      ['pageAccount', () => store.deliveries.page({ accountId: FILLER }, { limit: LOG_LIMIT })],
+      ['pageDay', () => store.deliveries.page({ hookId: fillerHook }, { limit: LOG_LIMIT, since: new Date(middle), until: new Date(middle + DAY) })],
+      [
+        'pageDeep',
+        () => store.deliveries.page({ hookId: fillerHook }, { limit: LOG_LIMIT, after: { queuedAt: positionText(middle + DAY / 2), id: 'ffffffff-ffff-7fff-bfff-ffffffffffff' } }),
+      ],
+    ];
+    for (const [key, page] of pages) {
+      const pagesStarted = performance.now();
+      for (let i = 0; i < reps.pages + WARM; i++) {
+        if (samples[key].length >= MIN_SAMPLES && performance.now() - pagesStarted > BUDGET_MS) break;
+        const [result, us] = await timed(page);
+        if (result.rows.length !== LOG_LIMIT) throw new Error(`${key}: ${result.rows.length} rows, not ${LOG_LIMIT}`);
+        if (i === 0) plans[key] = await explain(last);
+        if (i >= WARM) samples[key].push(us);
+      }
+    }
+
+    // What the relay leased is sent meanwhile, as far as retention is concerned.
+    await admin.query(`UPDATE deliveries SET status = 'delivered' WHERE hook_id = $1 AND status IN ('queued', 'sending')`, [measuredHook]);
+
+    // Retention: the oldest days, each dropped alone, with all their deliveries done and events fanned out.
+    const retention: Point['retention'] = [];
+    for (let r = 0; r < RETENTION_DAYS; r++) {
+      const oldest = days[0]!;
+      const rows = Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM deliveries_${dayName(oldest)}`)).rows[0]!.n);
+      await admin.query('CHECKPOINT');
+      const [partitions, us] = await timed(() => store.partitions.dropBefore(oldest + DAY));
+      if (partitions.length !== 2) throw new Error(`dropBefore dropped ${partitions.join(', ') || 'nothing'}, not one day`);
+      retention.push({ partitions, rows, ms: us / 1000 });
+      days.shift();
+      eventsIn.delete(oldest);
+      fillerRows -= rows;
+    }
+    // As many days ahead again, empty until the next size fills them.
+    const ahead = days.at(-1)! + RETENTION_DAYS * DAY;
+    await store.partitions.ensure(Math.round((ahead - today) / DAY));
+    for (let day = days.at(-1)! + DAY; day <= ahead; day += DAY) days.push(day);
+
+    const statements = Object.fromEntries(Object.entries(samples).map(([key, us]) => [key, stats(us)])) as Record<StatementKey, Stats>;
+    const line = STATEMENTS.map(({ key }) => `${key} ${fmt(statements[key].medianUs)} µs`).join(', ');
+    ctx.progress(`  ${fmt(actualRows)} rows: ${line}; retention ${retention.map((r) => `${fmt(r.ms, 1)} ms (${fmt(r.rows)} rows)`).join(', ')}`);
+    return { size, actualRows, statements, retention, plans };
+  }
+
+  const points: Point[] = [];
+  for (const [index, size] of sizes.entries()) {
+    await grow(size);
+    points.push(await measure(size, index));
+  }
+
+  const plansFile = join(RESULTS_DIR, 'partition-growth-plans.txt');
+  writeFileSync(
+    plansFile,
+    points
+      .flatMap((point) => Object.entries(point.plans).map(([key, plan]) => `=== ${key} at ${fmt(point.actualRows)} delivery rows\n${plan}\n`))
+      .join('\n'),
+  );
+  return report(points, seeding, plansFile);
+}
+
+function report(points: Point[], seeding: unknown[], plansFile: string): FigureResult {
+  const base = points[0]!;
+  const dimension = `delivery rows over ${DAYS} day partitions (PostgreSQL)`;
+  const retentionMs = (point: Point) => point.retention.reduce((sum, r) => sum + r.ms, 0) / point.retention.length;
+  const rowsPerDay = (point: Point) => Math.round(point.retention.reduce((sum, r) => sum + r.rows, 0) / point.retention.length);
+  const rows: Row[] = [];
+  for (const point of points.slice(1)) {
+    for (const { key, what } of STATEMENTS) {
+      const measured = point.statements[key].medianUs;
+      const reference = base.statements[key].medianUs;
+      rows.push(
+        ratioRow({
+          figure: '5',
+          what: `Partitioned: ${what}, ${fmt(point.actualRows)} delivery rows`,
+          measured: `${fmt(measured)} µs (median of ${point.statements[key].n})`,
+          reference: `${fmt(reference)} µs at ${fmt(base.actualRows)} rows`,
+          ratio: measured / reference,
+          goal: { atMost: 1.3 },
+        }),
+      );
+    }
+    rows.push(
+      ratioRow({
+        figure: '5',
+        what: `Partitioned: retention, ms per day dropped, ${fmt(rowsPerDay(point))} deliveries a day`,
+        measured: `${fmt(retentionMs(point), 1)} ms/day`,
+        reference: `${fmt(retentionMs(base), 1)} ms/day at ${fmt(rowsPerDay(base))} a day`,
+        ratio: retentionMs(point) / retentionMs(base),
+        goal: { atMost: 1.3 },
+      }),
+    );
+  }
+  const growth: GrowthRow[] = [
+    ...STATEMENTS.flatMap(({ key, what }) =>
+      growthRows(
+        dimension,
+        what,
+        'µs',
+        false,
+        points.map((point) => ({ size: point.size, actualRows: point.actualRows, value: point.statements[key].medianUs })),
+      ),
+    ),
+    ...growthRows(
+      dimension,
+      'retention (dropBefore), per day dropped',
+      'ms',
+      false,
+      points.map((point) => ({ size: point.size, actualRows: rowsPerDay(point), value: retentionMs(point) })),
+    ),
+  ];
+  return {
+    rows,
+    growth,
+    data: {
+      partitionGrowth: {
+        seeding,
+        points: points.map(({ plans: _plans, ...point }) => point),
+        plansFile,
+      },
+    },
+    notes: [
+      `Partitioned growth (figure 5): a database of its own, through the service's store; ${DAYS} future day partitions hold the rows at every size (a day dropped by retention is replaced by a new one ahead). Filler: one account, ${FANOUT} hooks, ${FANOUT} deliveries per event, all delivered and fanned out, seeded with INSERT … SELECT generate_series straight into the day partitions (ids from deliveryIdAt, events' ids too; no per-row FK trigger), then VACUUM ANALYZE and CHECKPOINT. Claim and outcome: batches of ${BATCH} fresh queued deliveries of another account's hook in the newest day; relay scan: takeOverdue(${RELAY_BATCH}) over overdue queued ones there; log pages of one filler hook (${100 / FANOUT}% of the rows) and of the filler account. Medians of single calls from Node (round trip included), after ${WARM} unmeasured calls each. Retention: dropBefore of the oldest day, ${RETENTION_DAYS} days at each size; "rows at measurement" in its growth row is deliveries per day dropped. Plans: ${plansFile}.`,
+    ],
+  };
+}
