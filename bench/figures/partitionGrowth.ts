@@ -13,13 +13,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createDatabase } from '../../kit/databases.js';
 import { summarize } from '../../kit/statistics.js';
-import { openPostgres, type Database } from '../../src/storage/database.js';
+import { openPostgres, type Database, type Sql } from '../../src/storage/database.js';
 import { deliveryIdAt, queuedRange } from '../../src/storage/deliveryIds.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
@@ -68,6 +68,14 @@ interface Stats {
   meanUs: number;
   p99Us: number;
 }
+/** The machine's CPU time so far, busy and total, in clock ticks (/proc/stat): other work skews the figures. */
+function cpuTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return { busy: total - idle, total };
+}
+
 const stats = (us: number[]): Stats => {
   const s = summarize(us);
   return { n: s.n, medianUs: s.p50, meanUs: us.reduce((a, b) => a + b, 0) / Math.max(1, us.length), p99Us: s.p99 };
@@ -90,7 +98,11 @@ interface Point {
   /** Delivery rows in the table while the statements were measured. */
   actualRows: number;
   statements: Record<StatementKey, Stats>;
-  retention: { partitions: string[]; rows: number; ms: number }[];
+  failures: Partial<Record<StatementKey, string>>;
+  retention: { partitions: string[]; rows: number; ms: number; steps: Record<string, number> }[];
+  /** Share of the machine's CPU busy while the statements were measured (ours included: Node and one backend, about one core). */
+  machineBusy: number;
+  databaseBytes: number;
   /** EXPLAIN (ANALYZE, BUFFERS) of each statement at this size (custom plans: parameters bound). */
   plans: Record<string, string>;
 }
@@ -152,14 +164,29 @@ async function measureSeries(
   reps: { claimBatches: number; relayCalls: number; pages: number },
 ): Promise<FigureResult> {
   // The store over a database that remembers the last statement it ran, to EXPLAIN it as sent.
+  // While `trace` is set, it gets the time of each statement run (retention's, step by step).
   let last: { text: string; params: unknown[] } = { text: '', params: [] };
-  const tapped: Database = {
-    ...db,
-    query: <Row>(text: string, params?: unknown[]) => {
+  let trace: { text: string; ms: number }[] | undefined;
+  const traced = (sql: Sql): Sql => ({
+    query: async <Row>(text: string, params?: unknown[]) => {
       last = { text, params: params ?? [] };
-      return db.query<Row>(text, params);
+      const started = performance.now();
+      try {
+        return await sql.query<Row>(text, params);
+      } finally {
+        trace?.push({ text, ms: performance.now() - started });
+      }
     },
-  };
+    exec: async (text: string) => {
+      const started = performance.now();
+      try {
+        await sql.exec(text);
+      } finally {
+        trace?.push({ text, ms: performance.now() - started });
+      }
+    },
+  });
+  const tapped: Database = { ...db, ...traced(db), transaction: (work) => db.transaction((tx) => work(traced(tx))) };
   const store = createStore(tapped);
   const run = (text: string, params?: unknown[]) => db.query(text, params);
 
@@ -289,6 +316,7 @@ async function measureSeries(
     await queue(slot + 3_600_000, (reps.relayCalls + WARM) * RELAY_BATCH, true);
     await admin.query(`VACUUM ANALYZE deliveries_${dayName(newest)}, events_${dayName(newest)}`);
     const actualRows = fillerRows + measuredRows;
+    const ticksBefore = cpuTicks();
 
     // Claim, then record each batch, as a worker does.
     const batches = Array.from({ length: claimIds.length / BATCH }, (_, i) => claimIds.slice(i * BATCH, (i + 1) * BATCH));
@@ -326,13 +354,23 @@ async function measureSeries(
       }
     }
 
+    // A statement that fails (past the store's query timeout, say) is reported as such; the others are still measured.
+    const failures: Partial<Record<StatementKey, string>> = {};
+    const failed = (key: StatementKey, error: unknown) => {
+      failures[key] = String(error);
+      ctx.progress(`  ${key} FAILED: ${String(error)}`);
+    };
     const relayStarted = performance.now();
-    for (let i = 0; i < reps.relayCalls + WARM; i++) {
-      if (samples.takeOverdue.length >= MIN_SAMPLES && performance.now() - relayStarted > BUDGET_MS) break;
-      const [taken, us] = await timed(() => store.deliveries.takeOverdue(RELAY_BATCH, 3_600_000));
-      if (taken.length !== RELAY_BATCH) throw new Error(`takeOverdue took ${taken.length}, not ${RELAY_BATCH}`);
-      if (i === 0) plans.takeOverdue = await explain(last);
-      if (i >= WARM) samples.takeOverdue.push(us);
+    try {
+      for (let i = 0; i < reps.relayCalls + WARM; i++) {
+        if (samples.takeOverdue.length >= MIN_SAMPLES && performance.now() - relayStarted > BUDGET_MS) break;
+        const [taken, us] = await timed(() => store.deliveries.takeOverdue(RELAY_BATCH, 3_600_000));
+        if (taken.length !== RELAY_BATCH) throw new Error(`takeOverdue took ${taken.length}, not ${RELAY_BATCH}`);
+        if (i === 0) plans.takeOverdue = await explain(last);
+        if (i >= WARM) samples.takeOverdue.push(us);
+      }
+    } catch (error) {
+      failed('takeOverdue', error);
     }
 
     const middle = days[Math.floor(days.length / 2)]!;
@@ -345,16 +383,26 @@ async function measureSeries(
         () => store.deliveries.page({ hookId: fillerHook }, { limit: LOG_LIMIT, after: { queuedAt: positionText(middle + DAY / 2), id: 'ffffffff-ffff-7fff-bfff-ffffffffffff' } }),
       ],
     ];
-    for (const [key, page] of pages) {
-      const pagesStarted = performance.now();
-      for (let i = 0; i < reps.pages + WARM; i++) {
-        if (samples[key].length >= MIN_SAMPLES && performance.now() - pagesStarted > BUDGET_MS) break;
-        const [result, us] = await timed(page);
-        if (result.rows.length !== LOG_LIMIT) throw new Error(`${key}: ${result.rows.length} rows, not ${LOG_LIMIT}`);
-        if (i === 0) plans[key] = await explain(last);
-        if (i >= WARM) samples[key].push(us);
+    // In turns, so that other work on the machine meanwhile weighs on each kind of page alike.
+    const pagesStarted = performance.now();
+    for (let i = 0; i < reps.pages + WARM; i++) {
+      if (i >= WARM + MIN_SAMPLES && performance.now() - pagesStarted > BUDGET_MS) break;
+      for (const [key, page] of pages) {
+        if (failures[key]) continue;
+        try {
+          const [result, us] = await timed(page);
+          if (result.rows.length !== LOG_LIMIT) throw new Error(`${key}: ${result.rows.length} rows, not ${LOG_LIMIT}`);
+          if (i === 0) plans[key] = await explain(last);
+          if (i >= WARM) samples[key].push(us);
+        } catch (error) {
+          failed(key, error);
+        }
       }
     }
+
+    const ticksAfter = cpuTicks();
+    const databaseBytes = Number((await admin.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]!.n);
+    const machineBusy = (ticksAfter.busy - ticksBefore.busy) / Math.max(1, ticksAfter.total - ticksBefore.total);
 
     // What the relay leased is sent meanwhile, as far as retention is concerned.
     await admin.query(`UPDATE deliveries SET status = 'delivered' WHERE hook_id = $1 AND status IN ('queued', 'sending')`, [measuredHook]);
@@ -365,9 +413,12 @@ async function measureSeries(
       const oldest = days[0]!;
       const rows = Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM deliveries_${dayName(oldest)}`)).rows[0]!.n);
       await admin.query('CHECKPOINT');
+      trace = [];
       const [partitions, us] = await timed(() => store.partitions.dropBefore(oldest + DAY));
+      const steps = retentionSteps(trace, us / 1000);
+      trace = undefined;
       if (partitions.length !== 2) throw new Error(`dropBefore dropped ${partitions.join(', ') || 'nothing'}, not one day`);
-      retention.push({ partitions, rows, ms: us / 1000 });
+      retention.push({ partitions, rows, ms: us / 1000, steps });
       days.shift();
       eventsIn.delete(oldest);
       fillerRows -= rows;
@@ -379,8 +430,13 @@ async function measureSeries(
 
     const statements = Object.fromEntries(Object.entries(samples).map(([key, us]) => [key, stats(us)])) as Record<StatementKey, Stats>;
     const line = STATEMENTS.map(({ key }) => `${key} ${fmt(statements[key].medianUs)} µs`).join(', ');
-    ctx.progress(`  ${fmt(actualRows)} rows: ${line}; retention ${retention.map((r) => `${fmt(r.ms, 1)} ms (${fmt(r.rows)} rows)`).join(', ')}`);
-    return { size, actualRows, statements, retention, plans };
+    ctx.progress(`  ${fmt(actualRows)} rows: ${line} (machine ${fmt(machineBusy * 100)}% busy meanwhile, this figure included)`);
+    for (const r of retention) {
+      const parts = Object.entries(r.steps).map(([step, ms]) => `${step} ${fmt(ms, 1)}`).join(', ');
+      ctx.progress(`  retention ${r.partitions.join(' + ')} (${fmt(r.rows)} deliveries): ${fmt(r.ms, 1)} ms = ${parts} ms`);
+    }
+    ctx.progress(`  database size ${fmt(databaseBytes / 2 ** 30, 1)} GiB`);
+    return { size, actualRows, statements, failures, retention, plans, machineBusy, databaseBytes };
   }
 
   const points: Point[] = [];
@@ -399,6 +455,28 @@ async function measureSeries(
   return report(points, seeding, plansFile);
 }
 
+/** dropBefore's time by step: listing the partitions, the lock, the check that nothing is still needed, the DROP, and the commit (BEGIN, COMMIT). */
+function retentionSteps(trace: { text: string; ms: number }[], totalMs: number) {
+  const steps: Record<string, number> = { list: 0, set: 0, lock: 0, check: 0, drop: 0 };
+  for (const { text, ms } of trace) {
+    const step = text.startsWith('LOCK')
+      ? 'lock'
+      : text.startsWith('DROP')
+        ? 'drop'
+        : text.includes('EXISTS')
+          ? 'check'
+          : text.includes('pg_inherits')
+            ? 'list'
+            : text.startsWith('SET')
+              ? 'set'
+              : undefined;
+    if (step) steps[step]! += ms;
+  }
+  // BEGIN and COMMIT: the files of the dropped tables are truncated at COMMIT.
+  steps.commit = totalMs - Object.values(steps).reduce((sum, ms) => sum + ms, 0);
+  return steps;
+}
+
 function report(points: Point[], seeding: unknown[], plansFile: string): FigureResult {
   const base = points[0]!;
   const dimension = `delivery rows over ${DAYS} day partitions (PostgreSQL)`;
@@ -413,7 +491,7 @@ function report(points: Point[], seeding: unknown[], plansFile: string): FigureR
         ratioRow({
           figure: '5',
           what: `Partitioned: ${what}, ${fmt(point.actualRows)} delivery rows`,
-          measured: `${fmt(measured)} µs (median of ${point.statements[key].n})`,
+          measured: point.failures[key] ? `failed: ${point.failures[key]}` : `${fmt(measured)} µs (median of ${point.statements[key].n})`,
           reference: `${fmt(reference)} µs at ${fmt(base.actualRows)} rows`,
           ratio: measured / reference,
           goal: { atMost: 1.3 },
