@@ -103,6 +103,8 @@ interface Point {
   /** Share of the machine's CPU busy while the statements were measured (ours included: Node and one backend, about one core). */
   machineBusy: number;
   databaseBytes: number;
+  /** Generic and custom plans the server used for each statement on one of the store's connections. */
+  planCache: Record<string, { generic: number; custom: number } | undefined>;
   /** EXPLAIN (ANALYZE, BUFFERS) of each statement at this size (custom plans: parameters bound). */
   plans: Record<string, string>;
 }
@@ -300,6 +302,36 @@ async function measureSeries(
     }
   }
 
+  /**
+   * The same, as the generic plan a prepared statement falls back to after five calls (the plan
+   * cache's choice, shown by planCache): partitions pruned when it starts, not when planned.
+   */
+  async function explainGeneric(query: { text: string; params: unknown[] }) {
+    await admin.query('BEGIN');
+    try {
+      await admin.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await admin.query(`PREPARE generic_plan AS ${query.text}`);
+      // EXECUTE takes no bound parameters: its arguments are literals, typed by the statement.
+      const literal = (value: unknown): string =>
+        value === null || value === undefined
+          ? 'NULL'
+          : typeof value === 'number'
+            ? String(value)
+            : value instanceof Date
+              ? admin.escapeLiteral(value.toISOString())
+              : Array.isArray(value)
+                ? admin.escapeLiteral(`{${value.map(String).join(',')}}`)
+                : admin.escapeLiteral(String(value));
+      const { rows } = await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE generic_plan(${query.params.map(literal).join(', ')})`);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    } catch (error) {
+      return `(no generic plan: ${String(error)})`;
+    } finally {
+      await admin.query('ROLLBACK');
+      await admin.query('DEALLOCATE ALL');
+    }
+  }
+
   const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
     const started = performance.now();
     const result = await work();
@@ -309,6 +341,7 @@ async function measureSeries(
   async function measure(size: number, index: number): Promise<Point> {
     const newest = days.at(-1)!;
     const plans: Record<string, string> = {};
+    const texts: Partial<Record<StatementKey, string>> = {};
     const samples: Record<StatementKey, number[]> = { claim: [], record: [], takeOverdue: [], pageHook: [], pageAccount: [], pageDay: [], pageDeep: [] };
     // Fresh queued deliveries in the newest day, in a slot of their own at each size.
     const slot = newest + index * 3 * 3_600_000;
@@ -327,6 +360,7 @@ async function measureSeries(
       if (claimed.length !== batch.length) throw new Error(`claimed ${claimed.length} of ${batch.length}`);
       if (i === 0) {
         const next = batches[1]!;
+        texts.claim = last.text;
         plans.claim = await explain({ text: last.text, params: [next, randomUUID(), ...queuedRange(next)] });
       }
       const [, recordUs] = await timed(() => store.deliveries.record(outcomes(batch), RULE));
@@ -334,6 +368,7 @@ async function measureSeries(
         // The outcome of a batch still claimed: the next one, claimed for it and given back by the rollback.
         const next = batches[2]!;
         const recordQuery = last;
+        texts.record = recordQuery.text;
         await admin.query('BEGIN');
         try {
           await admin.query(`UPDATE deliveries SET status = 'sending', attempted_at = clock_timestamp() WHERE id = ANY($1::uuid[])`, [next]);
@@ -366,7 +401,11 @@ async function measureSeries(
         if (samples.takeOverdue.length >= MIN_SAMPLES && performance.now() - relayStarted > BUDGET_MS) break;
         const [taken, us] = await timed(() => store.deliveries.takeOverdue(RELAY_BATCH, 3_600_000));
         if (taken.length !== RELAY_BATCH) throw new Error(`takeOverdue took ${taken.length}, not ${RELAY_BATCH}`);
-        if (i === 0) plans.takeOverdue = await explain(last);
+        if (i === 0) {
+          texts.takeOverdue = last.text;
+          plans.takeOverdue = await explain(last);
+          plans['takeOverdue (generic plan)'] = await explainGeneric(last);
+        }
         if (i >= WARM) samples.takeOverdue.push(us);
       }
     } catch (error) {
@@ -392,7 +431,11 @@ async function measureSeries(
         try {
           const [result, us] = await timed(page);
           if (result.rows.length !== LOG_LIMIT) throw new Error(`${key}: ${result.rows.length} rows, not ${LOG_LIMIT}`);
-          if (i === 0) plans[key] = await explain(last);
+          if (i === 0) {
+            texts[key] = last.text;
+            plans[key] = await explain(last);
+            plans[`${key} (generic plan)`] = await explainGeneric(last);
+          }
           if (i >= WARM) samples[key].push(us);
         } catch (error) {
           failed(key, error);
@@ -401,6 +444,17 @@ async function measureSeries(
     }
 
     const ticksAfter = cpuTicks();
+    // Whether the server planned each call afresh (custom plans, pruned at planning) or reused a
+    // generic plan (pruned when it starts): the store's statements are named, prepared ones.
+    const prepared = await db.query<{ statement: string; generic_plans: number; custom_plans: number }>(
+      'SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements',
+    );
+    const planCache = Object.fromEntries(
+      STATEMENTS.map(({ key }) => {
+        const found = prepared.rows.find((row) => row.statement === texts[key]);
+        return [key, found ? { generic: Number(found.generic_plans), custom: Number(found.custom_plans) } : undefined];
+      }),
+    );
     const databaseBytes = Number((await admin.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]!.n);
     const machineBusy = (ticksAfter.busy - ticksBefore.busy) / Math.max(1, ticksAfter.total - ticksBefore.total);
 
@@ -431,12 +485,13 @@ async function measureSeries(
     const statements = Object.fromEntries(Object.entries(samples).map(([key, us]) => [key, stats(us)])) as Record<StatementKey, Stats>;
     const line = STATEMENTS.map(({ key }) => `${key} ${fmt(statements[key].medianUs)} µs`).join(', ');
     ctx.progress(`  ${fmt(actualRows)} rows: ${line} (machine ${fmt(machineBusy * 100)}% busy meanwhile, this figure included)`);
+    ctx.progress(`  plans (generic/custom, one connection): ${STATEMENTS.map(({ key }) => `${key} ${planCache[key] ? `${planCache[key].generic}/${planCache[key].custom}` : '?'}`).join(', ')}`);
     for (const r of retention) {
       const parts = Object.entries(r.steps).map(([step, ms]) => `${step} ${fmt(ms, 1)}`).join(', ');
       ctx.progress(`  retention ${r.partitions.join(' + ')} (${fmt(r.rows)} deliveries): ${fmt(r.ms, 1)} ms = ${parts} ms`);
     }
     ctx.progress(`  database size ${fmt(databaseBytes / 2 ** 30, 1)} GiB`);
-    return { size, actualRows, statements, failures, retention, plans, machineBusy, databaseBytes };
+    return { size, actualRows, statements, failures, retention, plans, planCache, machineBusy, databaseBytes };
   }
 
   const points: Point[] = [];
