@@ -8,7 +8,8 @@
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also upsertsPglite, pacedRateEmbedded,
  * restartTime: the figures that need nothing from the others), e.g.
- * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`.
+ * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
+ * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
  */
 import { sleep } from '../kit/waiting.js';
 import { LOG_DIR, openContext, RESULTS_DIR, type BenchContext } from './context.js';
@@ -19,6 +20,7 @@ import { embedded } from './figures/embedded.js';
 import { fanOut } from './figures/fanOut.js';
 import { latency } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
+import { partitionGrowth } from './figures/partitionGrowth.js';
 import { restartTime } from './figures/restartTime.js';
 import { saturatedTarget } from './figures/saturatedTarget.js';
 import { scaleOut } from './figures/scaleOut.js';
@@ -40,7 +42,7 @@ const NOTES = [
 ];
 
 /** What BENCH_ONLY may name: figures that need nothing from those before them. */
-const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = { scaleOut, upsertsPglite, pacedRateEmbedded, restartTime };
+const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = { scaleOut, upsertsPglite, pacedRateEmbedded, restartTime, partitionGrowth };
 
 /** The figures in the order they run, each handed what it needs from those before it. */
 async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
@@ -69,6 +71,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await upsertsPglite(ctx));
   results.push(await pacedRateEmbedded(ctx));
   results.push(await restartTime(ctx));
+  results.push(await partitionGrowth(ctx));
   return results;
 }
 
