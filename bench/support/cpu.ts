@@ -140,3 +140,11 @@ export function createCpuMeter() {
 }
 
 export type CpuMeter = ReturnType<typeof createCpuMeter>;
+
+/** The machine's CPU time so far, busy and total, in clock ticks (/proc/stat): other work skews the figures. */
+export function machineTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return { busy: total - idle, total };
+}
