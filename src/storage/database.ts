@@ -56,6 +56,12 @@ function statementName(text: string) {
   return name;
 }
 
+/**
+ * How long a script (exec: a migration, a partition's DDL) may run. A migration may rebuild the
+ * indexes of a large table, which takes minutes, not the 10 s a request's query is given.
+ */
+const SCRIPT_TIMEOUT_MS = 60 * 60_000;
+
 export function openPostgres(url: string, options: { max?: number; log: Pick<Logger, 'warn'> }): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
@@ -73,7 +79,9 @@ export function openPostgres(url: string, options: { max?: number; log: Pick<Log
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       },
       exec: async (text) => {
-        await client.query(text).catch(failed);
+        // pg reads query_timeout per query too; its types only know the pool's.
+        const script: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: SCRIPT_TIMEOUT_MS };
+        await client.query(script).catch(failed);
       },
     };
   };
