@@ -11,8 +11,11 @@ export interface QueryResult<Row> {
 /** What queries need: a connection, or a transaction on one. */
 export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<Row>>;
-  /** Runs a script of several statements, without parameters (migrations). */
-  exec(text: string): Promise<void>;
+  /**
+   * Runs a script of several statements, without parameters (migrations, DDL). `timeoutMs`
+   * replaces the query timeout (PostgreSQL only): a migration may rebuild a large table's indexes.
+   */
+  exec(text: string, options?: { timeoutMs?: number }): Promise<void>;
 }
 
 /** The same SQL runs on both engines; only how a connection is had differs. */
@@ -56,15 +59,12 @@ function statementName(text: string) {
   return name;
 }
 
-/**
- * How long a script (exec: a migration, a partition's DDL) may run. A migration may rebuild the
- * indexes of a large table, which takes minutes, not the 10 s a request's query is given.
- */
-const SCRIPT_TIMEOUT_MS = 60 * 60_000;
+/** How long a query may wait for its answer, unless a script says otherwise. */
+const QUERY_TIMEOUT_MS = 10_000;
 
 export function openPostgres(url: string, options: { max?: number; log: Pick<Logger, 'warn'> }): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS });
   // An idle client losing its server must not crash the process; the pool drops it, and the next
   // query that needs the server reports the failure to its caller.
   pool.on('error', (error) => options.log.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool dropped it'));
@@ -78,9 +78,9 @@ export function openPostgres(url: string, options: { max?: number; log: Pick<Log
         const result = await client.query({ name: statementName(text), text, values: params }).catch(failed);
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       },
-      exec: async (text) => {
+      exec: async (text, options) => {
         // pg reads query_timeout per query too; its types only know the pool's.
-        const script: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: SCRIPT_TIMEOUT_MS };
+        const script: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: options?.timeoutMs ?? QUERY_TIMEOUT_MS };
         await client.query(script).catch(failed);
       },
     };
