@@ -22,6 +22,12 @@ export interface Sql {
 export interface Database extends Sql {
   readonly engine: 'postgres' | 'pglite';
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * The same database, for work due at a moment (the delivery engine's): on PGlite, one
+   * connection, its statements run before others waiting; on PostgreSQL, where each statement
+   * has a connection of its own, it is this one.
+   */
+  ahead(): Database;
   close(): Promise<void>;
 }
 
@@ -85,7 +91,7 @@ export function openPostgres(url: string, options: { max?: number; log: Pick<Log
       },
     };
   };
-  return {
+  const db: Database = {
     engine: 'postgres',
     ...adapt(pool),
     async transaction(work) {
@@ -112,6 +118,8 @@ export function openPostgres(url: string, options: { max?: number; log: Pick<Log
         client.release(broken);
       }
     },
+    ahead: () => db,
     close: () => pool.end(),
   };
+  return db;
 }

@@ -24,6 +24,11 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     calls: callQueries(db),
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
+    /**
+     * The same, for statements due at a moment: a claim before a departure the gate granted, or
+     * its giving back. On PGlite they go ahead of every other statement waiting (pglite.ts).
+     */
+    urgentDeliveries: deliveryQueries(db.ahead()),
     retention: retentionQueries(db),
     partitions: partitionQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),

@@ -114,7 +114,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
     if (departAt > Date.now()) await sleep(departAt - Date.now());
     if (Date.now() > departAt + LATE_DEPARTURE_MS) {
-      await untilDone('giving a claim back', () => store.deliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
+      await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
       metrics.lateDepartures.inc();
       return 'late';
     }

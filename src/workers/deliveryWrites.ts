@@ -29,7 +29,7 @@ export function createDeliveryWrites(
   stopping: AbortSignal,
   health: { rule: HookDisableRule; metrics: Metrics },
 ) {
-  const { deliveries } = store;
+  const { deliveries, urgentDeliveries } = store;
   const writes = {
     /**
      * A batch is claimed under one token, retried with that token until it commits: a claim
@@ -38,7 +38,7 @@ export function createDeliveryWrites(
      */
     claim: groupCommit(async (ids: string[]): Promise<(SendableDelivery | undefined)[]> => {
       const token = randomUUID();
-      const rows = await untilDone('claim', () => deliveries.claim(ids, token), stopping, log, { deliveries: ids.length });
+      const rows = await untilDone('claim', () => urgentDeliveries.claim(ids, token), stopping, log, { deliveries: ids.length });
       const bodies = new Map<string, string>();
       const claimed = new Map<string, SendableDelivery>();
       for (const row of rows) {
