@@ -89,7 +89,7 @@ export const NEW_CONNECTION_ALLOWANCE_MS = 250;
  * The gate. A delivery without a place takes one (the first conforming time at or after `now`,
  * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may leave at its place, or as
  * soon after as the interval since the last departure and the hold allow: `at`. When `at` is
- * within SOON_MS, the departure is its own (recorded: the next one leaves an interval after it,
+ * within `soonMs` (SOON_MS unless the caller can wait less), the departure is its own (recorded: the next one leaves an interval after it,
  * and NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection);
  * later, it comes back then, keeping its place. Undefined when `at` comes after `latest` (it would
  * wait past DELIVERY_MAX_WAIT): nothing is taken then.
@@ -101,6 +101,7 @@ export function passGate(
   latest: number,
   place?: number,
   newConnection = false,
+  soonMs = SOON_MS,
 ): { at: number; place: number; departs: boolean; next: PaceState } | undefined {
   let next = state;
   if (place === undefined) {
@@ -109,7 +110,7 @@ export function passGate(
   }
   const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
-  const departs = at <= now + SOON_MS;
+  const departs = at <= now + soonMs;
   const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
   return { at, place, departs, next: departs ? { ...next, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0) } : next };
 }

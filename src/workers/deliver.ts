@@ -94,12 +94,28 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   }
 
   /**
-   * Claims and sends at the departure granted, `departAt`; `posted()` is called as soon as the
-   * POST is over (it no longer counts as in flight). Says 'late' when the claim came too late
-   * for the departure: it is given back, nothing sent, and the delivery passes the gate again
-   * (the claim's slowness has raised the lead by then).
+   * A claim that came too late for its departure asks the gate for another at once, keeping its
+   * place and its claim: a departure within LATE_DEPARTURE_MS is taken (the claim is held that
+   * much longer, as it is for its lead). Undefined when none comes that soon (a slow target's
+   * next time is later) or the gate does not answer: the claim is given back then.
    */
-  async function send(deliveryId: string, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
+  async function departureAgain(job: DeliveryJob): Promise<number | undefined> {
+    const departure = { newConnection: poster.needsConnection(job.targetUrl), leadMs: 0, soonMs: LATE_DEPARTURE_MS };
+    const gated = await passGate(pacer, job, settings, departure).catch((error: unknown) => {
+      log.warn({ err: error, deliveryId: job.deliveryId }, 'no second departure for a late claim; giving it back');
+      return undefined;
+    });
+    return gated?.kind === 'go' ? Date.now() + gated.inMs : undefined;
+  }
+
+  /**
+   * Claims and sends `job` (holding its place) at the departure granted, `departAt`; `posted()`
+   * is called as soon as the POST is over (it no longer counts as in flight). Says 'late' when
+   * the claim came too late for that departure and for a second one (departureAgain): it is
+   * given back, nothing sent, and the delivery passes the gate again.
+   */
+  async function send(job: DeliveryJob, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
+    const { deliveryId } = job;
     const claiming = Date.now();
     const claimed = await writes.claim.submit(deliveryId);
     claimLead.observe(Date.now() - claiming);
@@ -111,11 +127,15 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
+    const tooLate = () => Date.now() > departAt + LATE_DEPARTURE_MS;
+    if (tooLate()) {
+      metrics.lateDepartures.inc();
+      departAt = (await departureAgain(job)) ?? departAt;
+    }
     // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
     if (departAt > Date.now()) await sleep(departAt - Date.now());
-    if (Date.now() > departAt + LATE_DEPARTURE_MS) {
+    if (tooLate()) {
       await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
-      metrics.lateDepartures.inc();
       return 'late';
     }
     const headers = {
@@ -165,7 +185,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
     const late = Date.now() > departAt + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();
-    if (late || (await send(job.deliveryId, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
+    if (late || (await send(gated.job, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };
   return {
     deliver,

@@ -13,6 +13,8 @@ export interface GateRequest {
   newConnection?: boolean;
   /** It cannot leave sooner than this from now, ms: its claim commits first (src/workers/deliver.ts). */
   leadMs?: number;
+  /** A departure further off than this, ms, is not granted but waited for (default SOON_MS). */
+  soonMs?: number;
 }
 
 export type GateAnswer =
@@ -68,7 +70,7 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       const budget = budgetKey(request.accountId, request.targetUrl);
       const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
       const earliest = time + (request.leadMs ?? 0);
-      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection);
+      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection, request.soonMs);
       if (gated) {
         const { hostTat, ...target } = gated.next;
         targets.set(request.targetUrl, target);

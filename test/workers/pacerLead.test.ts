@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { JITTER_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JITTER_ALLOWANCE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
@@ -30,6 +31,25 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       const second = await gate(0);
       expect(second.kind).toBe('wait');
       expect(second.kind === 'wait' && second.waitMs).toBeGreaterThanOrEqual(LEAD_MS + INTERVAL_MS - 10);
+    } finally {
+      await pacer.close();
+    }
+  });
+
+  it('grants no departure further off than soonMs: a later one is a wait, and spends no time', async () => {
+    const pacer = makePacer();
+    try {
+      const gate = (soonMs?: number, place?: number) =>
+        pacer.gate({ targetUrl: 'https://soon.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs, place, newConnection: false });
+      expect((await gate()).kind).toBe('go');
+      await sleep(NEW_CONNECTION_ALLOWANCE_MS); // the first, to an idle target, was spaced for a handshake
+      // The next departure is an interval (216 ms) away: within SOON_MS (250), beyond 40 ms.
+      const refused = await gate(40);
+      expect(refused.kind).toBe('wait');
+      // Asked again keeping its place, with the usual SOON_MS: granted the same departure.
+      const granted = await gate(undefined, refused.kind === 'wait' ? refused.place : undefined);
+      expect(granted.kind).toBe('go');
+      expect(granted.kind === 'go' && granted.inMs).toBeLessThanOrEqual(INTERVAL_MS);
     } finally {
       await pacer.close();
     }

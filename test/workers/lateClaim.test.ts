@@ -1,0 +1,132 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { createDeliverer } from '../../src/workers/deliver.js';
+import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
+import { createLocalPacer } from '../../src/workers/pacer.js';
+import { createPoster, type Poster } from '../../src/workers/poster.js';
+import { issueKey } from '../support/app.js';
+import { useTestStore, withPostgres } from '../support/databases.js';
+import { newAccount } from '../support/http.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { createTestCertificate } from '../support/tls.js';
+
+const log = pino({ level: 'silent' });
+/** How long another transaction holds the delivery's row: its claim commits this much late. */
+const ROW_HELD_MS = 200;
+let phone = 1000;
+
+/**
+ * A claim that commits too late for the departure the gate granted (a slow database, a busy
+ * process) asks the gate for a second departure at once, holding its claim: one within
+ * LATE_DEPARTURE_MS is taken and the claim is never given back; none that soon, and the claim
+ * is given back and the delivery passes the gate again. Sent once either way. On PostgreSQL: a
+ * row lock held by another transaction is what makes the claim late.
+ */
+describe.runIf(withPostgres)('a claim too late for its departure', () => {
+  const t = useTestStore('postgres');
+  let receiver: Receiver;
+  let poster: Poster;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    poster = createPoster({ timeoutMs: 2_000, allowPrivateNetworks: true, connect: { ca: createTestCertificate().cert } });
+    // Every status a delivery goes through, in order.
+    await t.db.exec(`
+      CREATE TABLE status_history (seq serial PRIMARY KEY, delivery_id uuid NOT NULL, status text NOT NULL);
+      CREATE FUNCTION note_status() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.status IS DISTINCT FROM OLD.status THEN INSERT INTO status_history (delivery_id, status) VALUES (NEW.id, NEW.status); END IF;
+          RETURN NEW;
+        END $$;
+      CREATE TRIGGER note_status AFTER UPDATE ON deliveries FOR EACH ROW EXECUTE FUNCTION note_status();`);
+  });
+  afterAll(async () => {
+    await poster?.close();
+    await receiver?.close();
+  });
+
+  /** `count` queued deliveries to a new subscription paced at `maxPerSecond`, and a deliverer with its own pacer. */
+  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number) {
+    const accountId = newAccount();
+    const key = await issueKey(t.store, accountId);
+    const created = await t.store.hooks.create(
+      { keyId: key.id, accountId },
+      { eventType: 'new_contact', targetUrl: `${receiver.url}${path}`, maxPerSecond, secret: 'whsec_c2VjcmV0' },
+      10,
+    );
+    if (created.outcome !== 'created') throw new Error(created.outcome);
+    for (let i = 0; i < count; i++) await t.store.contacts.upsert(accountId, { phone: `+1415555${String(phone++)}`, fields: {} }, 'crm');
+    const { deliveries } = await t.store.events.fanOut(100, 60_000);
+    const jobs = deliveries.filter((delivery) => delivery.account_id === accountId).map(deliveryJobOf);
+    const metrics = createMetrics();
+    const deliverer = createDeliverer({
+      store: t.store,
+      pacer: createLocalPacer(1_000),
+      poster,
+      settings: { ratePerTarget: 1_000, maxWaitMs: 60_000 },
+      metrics,
+      log,
+      secretsKey: undefined,
+      delayQueue: undefined,
+      stopping: new AbortController().signal,
+      disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
+    });
+    return { jobs, deliverer, metrics };
+  }
+
+  /** Runs the handler as the local queue would: again at the time it asks, until it asks nothing. */
+  async function deliverUntilDone(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
+    let runs = 0;
+    for (let next: DeliveryJob | undefined = job; next; runs++) {
+      const again = await deliverer.deliver(next, new AbortController().signal, () => {});
+      if (again?.runAt !== undefined && again.runAt > Date.now()) await sleep(again.runAt - Date.now());
+      next = again?.data;
+    }
+    await deliverer.settled();
+    return runs;
+  }
+
+  /** Delivers `job` while another transaction holds its row for ROW_HELD_MS. */
+  async function deliverWithRowHeld(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
+    let held!: () => void;
+    const rowHeld = new Promise<void>((resolve) => (held = resolve));
+    const holding = t.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE', [job.deliveryId]);
+      held();
+      await sleep(ROW_HELD_MS);
+    });
+    await rowHeld;
+    const runs = await deliverUntilDone(deliverer, job);
+    await holding;
+    return runs;
+  }
+
+  const history = async (deliveryId: string) =>
+    (await t.db.query<{ status: string }>('SELECT status FROM status_history WHERE delivery_id = $1 ORDER BY seq', [deliveryId])).rows.map((row) => row.status);
+  const lateCount = async (metrics: ReturnType<typeof createMetrics>) => (await metrics.lateDepartures.get()).values[0]?.value ?? 0;
+
+  it('takes a second departure at once when the gate has one, keeping its claim', async () => {
+    const { jobs, deliverer, metrics } = await queuedDeliveries('/late/fast', null, 2);
+    // The first opens the connection; the departure after a handshake is spaced further.
+    await deliverUntilDone(deliverer, jobs[0]!);
+    await sleep(NEW_CONNECTION_ALLOWANCE_MS);
+    const job = jobs[1]!;
+    expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
+    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
+    expect(receiver.requests.filter((request) => request.path === '/late/fast')).toHaveLength(2);
+    expect(await lateCount(metrics)).toBe(1);
+  });
+
+  it('gives the claim back when the next departure is further off, and sends it then, once', async () => {
+    // 1/s: the second departure is over a second away, far past LATE_DEPARTURE_MS.
+    const { jobs, deliverer, metrics } = await queuedDeliveries('/late/slow', 1, 1);
+    const job = jobs[0]!;
+    expect(await deliverWithRowHeld(deliverer, job)).toBeGreaterThan(1);
+    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
+    expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(1);
+    expect(await lateCount(metrics)).toBe(1);
+  });
+});
