@@ -123,9 +123,11 @@ const pidsOfGroup = (windows: CpuWindow[], group: string) =>
 const refusals = () =>
   readdirSync(LOG_DIR).reduce((total, file) => total + (readFileSync(join(LOG_DIR, file), 'utf8').match(/too many clients/g)?.length ?? 0), 0);
 
-/** Rows of the deliveries table updated so far, as PostgreSQL's statistics count them. */
+/** Rows of the deliveries table updated so far, as PostgreSQL's statistics count them: in its day partitions. */
 async function deliveryUpdates(ctx: BenchContext) {
-  const { rows } = await ctx.sql(`SELECT n_tup_upd::bigint AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`);
+  const { rows } = await ctx.sql(
+    `SELECT coalesce(sum(s.n_tup_upd), 0)::bigint AS n FROM pg_inherits i JOIN pg_stat_user_tables s ON s.relid = i.inhrelid WHERE i.inhparent = 'deliveries'::regclass`,
+  );
   return Number((rows[0] as { n: string } | undefined)?.n ?? NaN);
 }
 
