@@ -87,11 +87,12 @@ export const NEW_CONNECTION_ALLOWANCE_MS = 250;
 
 /**
  * The gate. A delivery without a place takes one (the first conforming time at or after `now`,
- * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may leave at its place, or as
- * soon after as the interval since the last departure and the hold allow: `at`. When `at` is
- * within `soonMs` (SOON_MS unless the caller can wait less), the departure is its own (recorded: the next one leaves an interval after it,
- * and NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection);
- * later, it comes back then, keeping its place. Undefined when `at` comes after `latest` (it would
+ * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may
+ * leave at its place, or as soon after as the interval since the last departure and the hold
+ * allow: `at`. When `at` is within `soonMs` (SOON_MS unless the caller can wait less), the
+ * departure is its own (recorded: the next one leaves an interval after it, and
+ * NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection); later, it comes back
+ * then, keeping its place. Undefined when `at` comes after `latest` (it would
  * wait past DELIVERY_MAX_WAIT): nothing is taken then.
  */
 export function passGate(

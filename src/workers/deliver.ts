@@ -97,14 +97,16 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
    * A claim that came too late for its departure asks the gate for another at once, keeping its
    * place and its claim: a departure within LATE_DEPARTURE_MS is taken (the claim is held that
    * much longer, as it is for its lead). Undefined when none comes that soon (a slow target's
-   * next time is later) or the gate does not answer: the claim is given back then.
+   * next time is later) or the gate does not answer within that time (Redis away: a claim is
+   * not held while the pacer waits for it): the claim is given back then.
    */
   async function departureAgain(job: DeliveryJob): Promise<number | undefined> {
     const departure = { newConnection: poster.needsConnection(job.targetUrl), leadMs: 0, soonMs: LATE_DEPARTURE_MS };
-    const gated = await passGate(pacer, job, settings, departure).catch((error: unknown) => {
+    const answer = passGate(pacer, job, settings, departure).catch((error: unknown) => {
       log.warn({ err: error, deliveryId: job.deliveryId }, 'no second departure for a late claim; giving it back');
       return undefined;
     });
+    const gated = await Promise.race([answer, sleep(LATE_DEPARTURE_MS).then(() => undefined)]);
     return gated?.kind === 'go' ? Date.now() + gated.inMs : undefined;
   }
 

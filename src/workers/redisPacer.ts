@@ -11,8 +11,9 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * KEYS: the target's hash (tail, last, hold) and its (account, host) budget, both under the
  * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
- * the soonest a departure is granted (SOON_MS or less), IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0),
- * the lead (the soonest it can leave from now). Returns {at, now, place, departs},
+ * how soon a departure is granted (SOON_MS or less), IDLE_CONNECTION_MS,
+ * NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0), the lead (the soonest it can
+ * leave from now). Returns {at, now, place, departs},
  * at = -1 when no time comes within the max wait.
  */
 const GATE = `

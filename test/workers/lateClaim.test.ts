@@ -5,17 +5,24 @@ import { NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
-import { createLocalPacer } from '../../src/workers/pacer.js';
+import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
+import { createRedisPacer } from '../../src/workers/redisPacer.js';
+import { waitUntil } from '../../kit/waiting.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
 import { issueKey } from '../support/app.js';
 import { useTestStore, withPostgres } from '../support/databases.js';
+import { startPostgresProxy } from '../support/postgresProxy.js';
+import { redisForTest } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { createTestCertificate } from '../support/tls.js';
 
 const log = pino({ level: 'silent' });
-/** How long another transaction holds the delivery's row: its claim commits this much late. */
-const ROW_HELD_MS = 200;
+/**
+ * How long another transaction holds the delivery's row: longer than any claim lead (at most 1 s,
+ * learnt from how long claims took), so its claim commits late for the departure whatever the lead.
+ */
+const ROW_HELD_MS = 1_500;
 let phone = 1000;
 
 /**
@@ -49,7 +56,7 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
   });
 
   /** `count` queued deliveries to a new subscription paced at `maxPerSecond`, and a deliverer with its own pacer. */
-  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number) {
+  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000)) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
@@ -64,7 +71,7 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
     const metrics = createMetrics();
     const deliverer = createDeliverer({
       store: t.store,
-      pacer: createLocalPacer(1_000),
+      pacer,
       poster,
       settings: { ratePerTarget: 1_000, maxWaitMs: 60_000 },
       metrics,
@@ -89,18 +96,24 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
     return runs;
   }
 
-  /** Delivers `job` while another transaction holds its row for ROW_HELD_MS. */
-  async function deliverWithRowHeld(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
+  /** Holds the row of `deliveryId` in another transaction for ROW_HELD_MS (its claim waits that long); `released` says when it let go. */
+  async function holdRow(deliveryId: string): Promise<{ released: Promise<void> }> {
     let held!: () => void;
     const rowHeld = new Promise<void>((resolve) => (held = resolve));
     const holding = t.db.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE', [job.deliveryId]);
+      await tx.query('SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE', [deliveryId]);
       held();
       await sleep(ROW_HELD_MS);
     });
     await rowHeld;
+    return { released: holding };
+  }
+
+  /** Delivers `job` while another transaction holds its row for ROW_HELD_MS. */
+  async function deliverWithRowHeld(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
+    const row = await holdRow(job.deliveryId);
     const runs = await deliverUntilDone(deliverer, job);
-    await holding;
+    await row.released;
     return runs;
   }
 
@@ -121,12 +134,47 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
   });
 
   it('gives the claim back when the next departure is further off, and sends it then, once', async () => {
-    // 1/s: the second departure is over a second away, far past LATE_DEPARTURE_MS.
-    const { jobs, deliverer, metrics } = await queuedDeliveries('/late/slow', 1, 1);
-    const job = jobs[0]!;
-    expect(await deliverWithRowHeld(deliverer, job)).toBeGreaterThan(1);
+    // 1/s: after the first, the next departure is 1.3 s away (an interval and a handshake); the
+    // row is held past it, and the departure after that is a second further.
+    const { jobs, deliverer, metrics } = await queuedDeliveries('/late/slow', 1, 2);
+    await deliverUntilDone(deliverer, jobs[0]!);
+    const job = jobs[1]!;
+    // Its place is over a second away: it waits for it (postponed in its row, so before the row is held).
+    const waiting = await deliverer.deliver(job, new AbortController().signal, () => {});
+    expect(waiting?.runAt).toBeGreaterThan(Date.now() + 1_000);
+    await deliverWithRowHeld(deliverer, waiting!.data);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
-    expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(1);
+    expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
+  });
+
+  it('gives the claim back when the pacer does not answer within LATE_DEPARTURE_MS (Redis silent), and sends it once Redis is back', async () => {
+    const redis = redisForTest();
+    const redisUrl = new URL(redis.url);
+    const proxy = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
+    try {
+      const { jobs, deliverer } = await queuedDeliveries('/late/silent', null, 2, pacer);
+      await deliverUntilDone(deliverer, jobs[0]!);
+      await sleep(NEW_CONNECTION_ALLOWANCE_MS);
+      const job = jobs[1]!;
+      const row = await holdRow(job.deliveryId);
+      const delivering = deliverUntilDone(deliverer, job);
+      await sleep(ROW_HELD_MS / 2); // past the gate; the claim waits for the row
+      proxy.stall();
+      await row.released;
+      // The claim committed late, and the pacer is silent: it is not held while the pacer waits.
+      await waitUntil(async () => (await history(job.deliveryId)).length >= 2, 2_000);
+      expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued']);
+      proxy.restore();
+      await delivering;
+      expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
+      expect(receiver.requests.filter((request) => request.path === '/late/silent')).toHaveLength(2);
+    } finally {
+      proxy.restore(); // a failed check must not leave the pacer's connection silent
+      await pacer.close();
+      await proxy.close();
+      await redis.cleanup();
+    }
   });
 });
