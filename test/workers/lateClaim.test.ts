@@ -153,6 +153,7 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
     const redisUrl = new URL(redis.url);
     const proxy = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
     const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
+    let silent = false;
     try {
       const { jobs, deliverer } = await queuedDeliveries('/late/silent', null, 2, pacer);
       await deliverUntilDone(deliverer, jobs[0]!);
@@ -162,16 +163,18 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
       const delivering = deliverUntilDone(deliverer, job);
       await sleep(ROW_HELD_MS / 2); // past the gate; the claim waits for the row
       proxy.stall();
+      silent = true;
       await row.released;
       // The claim committed late, and the pacer is silent: it is not held while the pacer waits.
       await waitUntil(async () => (await history(job.deliveryId)).length >= 2, 2_000);
       expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued']);
       proxy.restore();
+      silent = false;
       await delivering;
       expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
       expect(receiver.requests.filter((request) => request.path === '/late/silent')).toHaveLength(2);
     } finally {
-      proxy.restore(); // a failed check must not leave the pacer's connection silent
+      if (silent) proxy.restore(); // a failed check must not leave the pacer's connection silent
       await pacer.close();
       await proxy.close();
       await redis.cleanup();
