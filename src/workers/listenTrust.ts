@@ -9,8 +9,10 @@ import { buildConnector } from 'undici';
  * as before. Looked up on each new connection, so a receiver started after the server is trusted.
  */
 export function trustListenCertificates(options: buildConnector.BuildOptions, trusted: () => ReadonlySet<string>): buildConnector.connector {
-  // Verification happens below, where a pinned certificate can be let through.
-  const connect = buildConnector({ ...options, rejectUnauthorized: false });
+  // Verification happens below, where a pinned certificate can be let through. No TLS session is
+  // resumed: a resumed session shows no peer certificate, so a second connection to a receiver
+  // (two deliveries at once, or after the first connection closed) could not be pinned.
+  const connect = buildConnector({ ...options, rejectUnauthorized: false, maxCachedSessions: 0 });
   return (connectOptions, callback) =>
     connect(connectOptions, (error, socket) => {
       if (error) return callback(error, null);
