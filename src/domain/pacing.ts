@@ -76,14 +76,11 @@ export const SOON_MS = 250;
 
 /**
  * A POST on a new connection pays a TLS handshake on its way, and reaches the target later than
- * the next one would: so the departure after it is spaced further, by its connection allowance,
- * and the handshake cannot put one POST too many in a receiver's second. The sender gives the
- * allowance: none when its process has a connection to the host that answered within
- * IDLE_CONNECTION_MS (undici lets idle sockets go after 4 s), NEW_CONNECTION_ALLOWANCE_MS
- * otherwise, more for a host whose connections took longer (src/workers/poster.ts); and a POST
- * whose first byte would leave later than its departure plus LATE_DEPARTURE_MS plus its
- * allowance is not sent at all. A target with no departure for IDLE_CONNECTION_MS is taken to
- * need a connection whatever the sender says.
+ * the next one would: so the departure after it is spaced this much further, and the handshake
+ * cannot put one POST too many in a receiver's second. A target with no departure for
+ * IDLE_CONNECTION_MS (undici lets idle sockets go after 4 s) is taken to need one, and so is a
+ * departure whose process has had no answer from the target's host in that time (each worker
+ * has its own connections).
  */
 export const IDLE_CONNECTION_MS = 4_000;
 export const NEW_CONNECTION_ALLOWANCE_MS = 250;
@@ -93,9 +90,9 @@ export const NEW_CONNECTION_ALLOWANCE_MS = 250;
  * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may
  * leave at its place, or as soon after as the interval since the last departure and the hold
  * allow: `at`. When `at` is within `soonMs` (SOON_MS unless the caller can wait less), the
- * departure is its own (recorded: the next one leaves an interval after it, and its connection
- * allowance more, at least NEW_CONNECTION_ALLOWANCE_MS after an idle time); later, it comes
- * back then, keeping its place. Undefined when `at` comes after `latest` (it would
+ * departure is its own (recorded: the next one leaves an interval after it, and
+ * NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection); later, it comes back
+ * then, keeping its place. Undefined when `at` comes after `latest` (it would
  * wait past DELIVERY_MAX_WAIT): nothing is taken then.
  */
 export function passGate(
@@ -104,7 +101,7 @@ export function passGate(
   limits: PaceLimits,
   latest: number,
   place?: number,
-  connectionAllowanceMs = 0,
+  newConnection = false,
   soonMs = SOON_MS,
 ): { at: number; place: number; departs: boolean; next: PaceState } | undefined {
   let next = state;
@@ -115,8 +112,8 @@ export function passGate(
   const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
   const departs = at <= now + soonMs;
-  const allowance = at - state.lastSent > IDLE_CONNECTION_MS ? Math.max(connectionAllowanceMs, NEW_CONNECTION_ALLOWANCE_MS) : connectionAllowanceMs;
-  return { at, place, departs, next: departs ? { ...next, lastSent: at + allowance } : next };
+  const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
+  return { at, place, departs, next: departs ? { ...next, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0) } : next };
 }
 
 /**

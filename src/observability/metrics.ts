@@ -104,7 +104,7 @@ export function createMetrics() {
     }),
     lateDepartures: new Counter({
       name: 'webhook_late_departures_total',
-      help: 'Deliveries that would have left later than their granted departure allows (the process stalled, a handshake too slow) and passed the gate again, nothing sent',
+      help: 'Deliveries that would have left later than their granted departure (the process stalled) and passed the gate again',
       registers: [registry],
     }),
     throttled: new Counter({

@@ -48,19 +48,7 @@ const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
-/**
- * A departure the gate granted: when (epoch ms), and the connection allowance it was granted
- * with. The POST's first byte must leave by `at` + LATE_DEPARTURE_MS + that allowance: the next
- * departure is spaced for no more (src/domain/pacing.ts).
- */
-interface Departure {
-  at: number;
-  connectionAllowanceMs: number;
-}
-
-const startOf = ({ at, connectionAllowanceMs }: Departure) => ({ by: at + LATE_DEPARTURE_MS + connectionAllowanceMs, connectionAllowanceMs });
-
-const toOutcome = (posted: Exclude<PostOutcome, { kind: 'late' }>): DeliveryOutcome => {
+const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   if (posted.kind === 'response') {
     const delivered = posted.status >= 200 && posted.status < 300;
     return { status: delivered ? 'delivered' : 'failed', responseStatus: posted.status, durationMs: posted.durationMs };
@@ -112,24 +100,23 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
    * next time is later) or the gate does not answer within that time (Redis away: a claim is
    * not held while the pacer waits for it): the claim is given back then.
    */
-  async function departureAgain(job: DeliveryJob): Promise<Departure | undefined> {
-    const connectionAllowanceMs = poster.connectionAllowance(job.targetUrl);
-    const answer = passGate(pacer, job, settings, { connectionAllowanceMs, leadMs: 0, soonMs: LATE_DEPARTURE_MS }).catch((error: unknown) => {
+  async function departureAgain(job: DeliveryJob): Promise<number | undefined> {
+    const departure = { newConnection: poster.needsConnection(job.targetUrl), leadMs: 0, soonMs: LATE_DEPARTURE_MS };
+    const answer = passGate(pacer, job, settings, departure).catch((error: unknown) => {
       log.warn({ err: error, deliveryId: job.deliveryId }, 'no second departure for a late claim; giving it back');
       return undefined;
     });
     const gated = await Promise.race([answer, sleep(LATE_DEPARTURE_MS).then(() => undefined)]);
-    return gated?.kind === 'go' ? { at: Date.now() + gated.inMs, connectionAllowanceMs } : undefined;
+    return gated?.kind === 'go' ? Date.now() + gated.inMs : undefined;
   }
 
   /**
-   * Claims and sends `job` (holding its place) at the departure granted; `posted()` is called as
-   * soon as the POST is over (it no longer counts as in flight). Says 'late' when the claim came
-   * too late for that departure and for a second one (departureAgain), or the POST's connection
-   * was not ready by its start (a slow handshake): the claim is given back, nothing sent, and the
-   * delivery passes the gate again.
+   * Claims and sends `job` (holding its place) at the departure granted, `departAt`; `posted()`
+   * is called as soon as the POST is over (it no longer counts as in flight). Says 'late' when
+   * the claim came too late for that departure and for a second one (departureAgain): it is
+   * given back, nothing sent, and the delivery passes the gate again.
    */
-  async function send(job: DeliveryJob, departure: Departure, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
+  async function send(job: DeliveryJob, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
     const { deliveryId } = job;
     const claiming = Date.now();
     const claimed = await writes.claim.submit(deliveryId);
@@ -142,29 +129,24 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
-    const tooLate = () => Date.now() > departure.at + LATE_DEPARTURE_MS;
-    const giveBack = async () => {
-      await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
-      return 'late' as const;
-    };
+    const tooLate = () => Date.now() > departAt + LATE_DEPARTURE_MS;
     if (tooLate()) {
       metrics.lateDepartures.inc();
-      departure = (await departureAgain(job)) ?? departure;
+      departAt = (await departureAgain(job)) ?? departAt;
     }
     // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
-    if (departure.at > Date.now()) await sleep(departure.at - Date.now());
-    if (tooLate()) return giveBack();
+    if (departAt > Date.now()) await sleep(departAt - Date.now());
+    if (tooLate()) {
+      await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
+      return 'late';
+    }
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'contact-hooks/1.0',
       ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, claimed.body, Date.now() / 1000),
     };
-    const answer = await poster.post(claimed.target_url, claimed.body, headers, startOf(departure));
+    const answer = await poster.post(claimed.target_url, claimed.body, headers);
     posted();
-    if (answer.kind === 'late') {
-      metrics.lateDepartures.inc();
-      return giveBack();
-    }
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
     if (answer.kind === 'response' && isThrottled(answer.status)) {
       metrics.throttled.inc();
@@ -194,20 +176,18 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const deliver: LocalJobHandler<DeliveryJob> = async (job, signal, release) => {
     // Woken a moment early (the delay queue wakes jobs early on purpose): wait the rest here.
     if (job.dueAt !== undefined && job.dueAt > Date.now()) return { runAt: job.dueAt, data: job };
-    const connectionAllowanceMs = poster.connectionAllowance(job.targetUrl);
+    const newConnection = poster.needsConnection(job.targetUrl);
     const lead = claimLead.ms;
-    const gated = await untilDone('pacing', () => passGate(pacer, job, settings, { connectionAllowanceMs, leadMs: lead }), signal, log, {
-      deliveryId: job.deliveryId,
-    });
+    const gated = await untilDone('pacing', () => passGate(pacer, job, settings, { newConnection, leadMs: lead }), signal, log, { deliveryId: job.deliveryId });
     if (gated.kind === 'expired') return expire(job.deliveryId, signal);
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
     // nothing) but for the last moment, the lead, in which the claim commits.
-    const departure = { at: Date.now() + gated.inMs, connectionAllowanceMs };
+    const departAt = Date.now() + gated.inMs;
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
-    const late = Date.now() > departure.at + LATE_DEPARTURE_MS;
+    const late = Date.now() > departAt + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();
-    if (late || (await send(gated.job, departure, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
+    if (late || (await send(gated.job, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };
   return {
     deliver,

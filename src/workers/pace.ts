@@ -24,7 +24,7 @@ export async function passGate(
   pacer: Pacer,
   job: DeliveryJob,
   settings: PaceSettings,
-  departure: { connectionAllowanceMs: number; leadMs: number; soonMs?: number },
+  departure: { newConnection: boolean; leadMs: number; soonMs?: number },
 ): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };

@@ -9,8 +9,8 @@ export interface GateRequest {
   maxWaitMs: number;
   /** Its place in line, from an earlier pass (in the pacer's own clock); absent the first time. */
   place?: number | undefined;
-  /** How long its POST's connection may take, ms: 0 on a connection open already (see NEW_CONNECTION_ALLOWANCE_MS). */
-  connectionAllowanceMs?: number;
+  /** Its POST will likely open a connection (this process has none to the host): see NEW_CONNECTION_ALLOWANCE_MS. */
+  newConnection?: boolean;
   /** It cannot leave sooner than this from now, ms: its claim commits first (src/workers/deliver.ts). */
   leadMs?: number;
   /** A departure further off than this, ms, is not granted but waited for (default SOON_MS). */
@@ -70,7 +70,7 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       const budget = budgetKey(request.accountId, request.targetUrl);
       const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
       const earliest = time + (request.leadMs ?? 0);
-      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.connectionAllowanceMs, request.soonMs);
+      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection, request.soonMs);
       if (gated) {
         const { hostTat, ...target } = gated.next;
         targets.set(request.targetUrl, target);

@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request } from 'undici';
 import { isPublicAddress } from '../domain/addressPolicy.js';
-import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../domain/pacing.js';
+import { IDLE_CONNECTION_MS } from '../domain/pacing.js';
 import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
 import { trustListenCertificates } from './listenTrust.js';
 
@@ -10,8 +10,6 @@ export type PostOutcome =
   /** `retryAfter`: the answer's Retry-After header, read when it throttles (429, 503). */
   | { kind: 'response'; status: number; retryAfter?: string | undefined; durationMs: number }
   | { kind: 'refused'; error: 'private_address'; durationMs: number }
-  /** Not sent, not a byte: its connection was not ready by the time it had to start (PostStart). */
-  | { kind: 'late'; durationMs: number }
   | {
       kind: 'error';
       error: 'timeout' | 'connection_failed' | 'tls_error' | 'dns_failed' | 'response_too_large' | 'invalid_url';
@@ -34,73 +32,11 @@ export interface PosterOptions {
 }
 
 export interface Poster {
-  /** One attempt. With `start`, a POST whose first byte would leave after `start.by` is not sent: 'late'. */
-  post(url: string, body: string, headers: Record<string, string>, start?: PostStart): Promise<PostOutcome>;
-  /**
-   * How long a POST to this URL may take to get a connection, ms: 0 when this process has one to
-   * the host that answered within IDLE_CONNECTION_MS and did not leave a POST late since;
-   * NEW_CONNECTION_ALLOWANCE_MS otherwise, doubled each time a POST there given the whole
-   * allowance was late for its start all the same (a slow handshake: a distant host, a loaded
-   * machine), for SLOW_HOST_MEMORY_MS.
-   */
-  connectionAllowance(url: string): number;
+  post(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome>;
+  /** Whether a POST to this URL would likely open a connection: no answer from its host in IDLE_CONNECTION_MS. */
+  needsConnection(url: string): boolean;
   close(): Promise<void>;
 }
-
-export interface PostStart {
-  /** Epoch ms: the POST's first byte leaves by then, or the POST is not sent. */
-  by: number;
-  /** What connectionAllowance() allowed it: a late start with less says only that it needed a connection. */
-  connectionAllowanceMs: number;
-}
-
-/** How long a host whose connections came late keeps its longer allowance. */
-const SLOW_HOST_MEMORY_MS = 10 * 60_000;
-
-/** Raised just before a POST's first byte when it would leave after its `startBy`: nothing was sent. */
-class LateStartError extends Error {
-  constructor() {
-    super('the connection was not ready by the time the POST had to start');
-  }
-}
-
-/**
- * undici starts a request on its connection (onRequestStart) just before it writes it, after any
- * handshake; a request aborted there has sent nothing. This handler aborts there a POST that
- * would leave after `startBy`, and passes everything else on to the request's own handler.
- */
-class StartingBy implements Dispatcher.DispatchHandler {
-  constructor(
-    private readonly handler: Dispatcher.DispatchHandler,
-    private readonly startBy: number,
-  ) {}
-  onRequestStart(controller: Dispatcher.DispatchController, context: unknown) {
-    if (Date.now() > this.startBy) controller.abort(new LateStartError());
-    else this.handler.onRequestStart?.(controller, context);
-  }
-  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestUpgrade']>>) {
-    this.handler.onRequestUpgrade?.(...args);
-  }
-  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>) {
-    this.handler.onResponseStart?.(...args);
-  }
-  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseData']>>) {
-    this.handler.onResponseData?.(...args);
-  }
-  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseEnd']>>) {
-    this.handler.onResponseEnd?.(...args);
-  }
-  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseError']>>) {
-    this.handler.onResponseError?.(...args);
-  }
-}
-
-// Interceptors are given handlers of undici's current interface (onRequestStart, onResponse*).
-const startingBy =
-  (startBy: number): Dispatcher.DispatcherComposeInterceptor =>
-  (dispatch) =>
-  (options, handler) =>
-    dispatch(options, new StartingBy(handler, startBy));
 
 /** Raised (inside the connector) when a target resolves or connects to a non-public address. */
 export class PrivateAddressError extends Error {
@@ -160,28 +96,7 @@ export function createPoster(options: PosterOptions): Poster {
     lastAnswered.set(origin, now);
   };
 
-  // Hosts whose connections were not ready in time: their allowance, and since when.
-  const slowHosts = new Map<string, { allowanceMs: number; since: number }>();
-  const slowAllowance = (origin: string) => {
-    const slow = slowHosts.get(origin);
-    if (slow && Date.now() - slow.since < SLOW_HOST_MEMORY_MS) return slow.allowanceMs;
-    slowHosts.delete(origin);
-    return NEW_CONNECTION_ALLOWANCE_MS;
-  };
-  /**
-   * Its connection came too late: the next POST there is taken to open one; and if this one had
-   * the host's whole allowance, the next has twice that (never past the timeout, after which a
-   * POST fails anyway). Many late at once with the same allowance double it once.
-   */
-  const startedLate = (origin: string, { connectionAllowanceMs }: PostStart) => {
-    lastAnswered.delete(origin);
-    const allowanceMs = slowAllowance(origin);
-    if (connectionAllowanceMs < allowanceMs) return;
-    if (slowHosts.size > 10_000) slowHosts.clear();
-    slowHosts.set(origin, { allowanceMs: Math.min(2 * allowanceMs, options.timeoutMs), since: Date.now() });
-  };
-
-  async function attempt(url: URL, body: string, headers: Record<string, string>, start: PostStart | undefined): Promise<PostOutcome> {
+  async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<PostOutcome> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     if (!options.allowPrivateNetworks && isLiteralNonPublicHost(url)) {
@@ -190,7 +105,7 @@ export function createPoster(options: PosterOptions): Poster {
     try {
       // One signal bounds connect, headers and body together, so a dribbling target is cut too.
       const response = await request(url, {
-        dispatcher: start === undefined ? agent : agent.compose(startingBy(start.by)),
+        dispatcher: agent,
         method: 'POST',
         body,
         headers,
@@ -207,10 +122,6 @@ export function createPoster(options: PosterOptions): Poster {
       const retryAfter = response.headers['retry-after'];
       return { kind: 'response', status: response.statusCode, retryAfter: [retryAfter].flat()[0], durationMs: elapsed() };
     } catch (err) {
-      if (err instanceof LateStartError && start) {
-        startedLate(url.origin, start);
-        return { kind: 'late', durationMs: elapsed() };
-      }
       const outcome = classifyError(err);
       return outcome === 'private_address'
         ? { kind: 'refused', error: outcome, durationMs: elapsed() }
@@ -219,15 +130,14 @@ export function createPoster(options: PosterOptions): Poster {
   }
 
   return {
-    async post(url, body, headers, start) {
+    async post(url, body, headers) {
       const parsed = parseTarget(url);
       if (!parsed) return { kind: 'error', error: 'invalid_url', durationMs: 0 };
-      return attempt(parsed, body, headers, start);
+      return attempt(parsed, body, headers);
     },
-    connectionAllowance(url) {
+    needsConnection(url) {
       const origin = parseTarget(url)?.origin;
-      if (origin === undefined) return NEW_CONNECTION_ALLOWANCE_MS;
-      return Date.now() - (lastAnswered.get(origin) ?? 0) < IDLE_CONNECTION_MS ? 0 : slowAllowance(origin);
+      return origin === undefined || !(Date.now() - (lastAnswered.get(origin) ?? 0) < IDLE_CONNECTION_MS);
     },
     close: () => agent.close(),
   };
@@ -252,7 +162,7 @@ function isLiteralNonPublicHost(url: URL): boolean {
   return isIP(host) !== 0 && !isPublicAddress(host);
 }
 
-type Classified = Exclude<PostOutcome, { kind: 'response' } | { kind: 'late' }>['error'];
+type Classified = Exclude<PostOutcome, { kind: 'response' }>['error'];
 
 function classifyError(err: unknown): Classified {
   if (err instanceof PrivateAddressError) return 'private_address';

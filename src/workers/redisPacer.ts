@@ -12,7 +12,7 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
  * how soon a departure is granted (SOON_MS or less), IDLE_CONNECTION_MS,
- * NEW_CONNECTION_ALLOWANCE_MS, this POST's connection allowance, the lead (the soonest it can
+ * NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0), the lead (the soonest it can
  * leave from now). Returns {at, now, place, departs},
  * at = -1 when no time comes within the max wait.
  */
@@ -40,9 +40,7 @@ end
 local departs = 0
 if at <= earliest + tonumber(ARGV[6]) then
   departs = 1
-  local allowance = tonumber(ARGV[9])
-  if at - last > tonumber(ARGV[7]) then allowance = math.max(allowance, tonumber(ARGV[8])) end
-  last = at + allowance
+  if ARGV[9] == '1' or at - last > tonumber(ARGV[7]) then last = at + tonumber(ARGV[8]) else last = at end
   redis.call('HSET', KEYS[1], 'last', us(last))
 end
 -- The hash outlives its last time by a minute, then says nothing a fresh one would not.
@@ -105,7 +103,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
         us(request.soonMs ?? SOON_MS),
         us(IDLE_CONNECTION_MS),
         us(NEW_CONNECTION_ALLOWANCE_MS),
-        us(request.connectionAllowanceMs ?? 0),
+        request.newConnection ? '1' : '0',
         us(request.leadMs ?? 0),
       );
       return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), departs: departs === 1 }, Number(now), US_PER_MS);

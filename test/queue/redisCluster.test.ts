@@ -48,7 +48,7 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
     const other = createRedisPacer(b, 1_000, log);
     try {
       const gate = (pacer: (typeof pacers)[number], targetUrl = 'https://hooks.zapier.example/hook/1') =>
-        pacer.gate({ targetUrl, accountId: 'acme', perSecond: RATE, maxWaitMs: 60_000, connectionAllowanceMs: 0 });
+        pacer.gate({ targetUrl, accountId: 'acme', perSecond: RATE, maxWaitMs: 60_000, newConnection: false });
       // Two workers' pacers take turns: each place is one interval after the one before, whoever asked.
       const places: number[] = [];
       for (let i = 0; i < 6; i++) places.push(placeOf(await gate(pacers[i % 2]!)));

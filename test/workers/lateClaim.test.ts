@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LATE_DEPARTURE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
@@ -15,7 +15,6 @@ import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { startSlowHandshakes } from '../support/slowHandshakes.js';
 import { createTestCertificate } from '../support/tls.js';
 
 const log = pino({ level: 'silent' });
@@ -31,8 +30,7 @@ let phone = 1000;
  * process) asks the gate for a second departure at once, holding its claim: one within
  * LATE_DEPARTURE_MS is taken and the claim is never given back; none that soon, and the claim
  * is given back and the delivery passes the gate again; so it is too when the pacer does not
- * answer within LATE_DEPARTURE_MS (no claim is held while Redis is away), and when the POST's
- * connection is not ready by the time it must start (nothing is sent then). Sent once either way.
+ * answer within LATE_DEPARTURE_MS (no claim is held while Redis is away). Sent once either way.
  * On PostgreSQL: a row lock held by another transaction is what makes the claim late.
  */
 describe.runIf(withPostgres)('a claim too late for its departure', () => {
@@ -59,12 +57,12 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
   });
 
   /** `count` queued deliveries to a new subscription paced at `maxPerSecond`, and a deliverer with its own pacer. */
-  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000), base = receiver.url) {
+  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000)) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
       { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: `${base}${path}`, maxPerSecond, secret: 'whsec_c2VjcmV0' },
+      { eventType: 'new_contact', targetUrl: `${receiver.url}${path}`, maxPerSecond, secret: 'whsec_c2VjcmV0' },
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
@@ -149,22 +147,6 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
     expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
-  });
-
-  it('gives the claim back when its connection is not ready by its start (a slow handshake), and sends it once on a connection allowed longer', async () => {
-    // Handshakes through this hop take longer than a new connection's first allowance (and the
-    // lateness allowed), and less than twice that.
-    const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), NEW_CONNECTION_ALLOWANCE_MS + LATE_DEPARTURE_MS + 100);
-    try {
-      const { jobs, deliverer, metrics } = await queuedDeliveries('/late/handshake', null, 1, createLocalPacer(1_000), slow.url);
-      const job = jobs[0]!;
-      expect(await deliverUntilDone(deliverer, job)).toBeGreaterThanOrEqual(2);
-      expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
-      expect(receiver.requests.filter((request) => request.path === '/late/handshake')).toHaveLength(1);
-      expect(await lateCount(metrics)).toBe(1);
-    } finally {
-      await slow.close();
-    }
   });
 
   it.runIf(withPostgresAndRedis)('gives the claim back when the pacer does not answer within LATE_DEPARTURE_MS (Redis silent), and sends it once Redis is back', async () => {

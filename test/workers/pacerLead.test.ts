@@ -24,7 +24,7 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     const pacer = makePacer();
     try {
       const gate = (leadMs: number) =>
-        pacer.gate({ targetUrl: 'https://lead.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs, connectionAllowanceMs: 0 });
+        pacer.gate({ targetUrl: 'https://lead.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs, newConnection: false });
       const first = await gate(LEAD_MS);
       expect(first.kind).toBe('go');
       expect(first.kind === 'go' && first.inMs).toBeGreaterThanOrEqual(LEAD_MS - 5);
@@ -40,7 +40,7 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     const pacer = makePacer();
     try {
       const gate = (soonMs?: number, place?: number) =>
-        pacer.gate({ targetUrl: 'https://soon.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs, place, connectionAllowanceMs: 0 });
+        pacer.gate({ targetUrl: 'https://soon.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs, place, newConnection: false });
       expect((await gate()).kind).toBe('go');
       await sleep(NEW_CONNECTION_ALLOWANCE_MS); // the first, to an idle target, was spaced for a handshake
       // The next departure is an interval (216 ms) away: within SOON_MS (250), beyond 40 ms.
@@ -50,21 +50,6 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       const granted = await gate(undefined, refused.kind === 'wait' ? refused.place : undefined);
       expect(granted.kind).toBe('go');
       expect(granted.kind === 'go' && granted.inMs).toBeLessThanOrEqual(INTERVAL_MS);
-    } finally {
-      await pacer.close();
-    }
-  });
-
-  it("spaces the departure after one by that one's connection allowance, as long as the sender asked", async () => {
-    const pacer = makePacer();
-    try {
-      const gate = (connectionAllowanceMs: number) =>
-        pacer.gate({ targetUrl: 'https://slow.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, connectionAllowanceMs });
-      const SLOW_HOST_ALLOWANCE_MS = 4 * NEW_CONNECTION_ALLOWANCE_MS;
-      expect((await gate(SLOW_HOST_ALLOWANCE_MS)).kind).toBe('go');
-      const next = await gate(0);
-      expect(next.kind).toBe('wait');
-      expect(next.kind === 'wait' && next.waitMs).toBeGreaterThanOrEqual(SLOW_HOST_ALLOWANCE_MS + INTERVAL_MS - 10);
     } finally {
       await pacer.close();
     }
