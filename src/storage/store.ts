@@ -14,6 +14,16 @@ import { retentionQueries } from './retention.js';
 import { sealStoredSecrets } from './secrets.js';
 import { acquireDataDirLock } from './dataDirLock.js';
 
+/**
+ * The delivery statements due at a moment: a claim before a departure the gate granted, or its
+ * giving back. Run on `db.ahead()`, so that on PGlite they go ahead of every other statement
+ * waiting (pglite.ts); nothing else goes there.
+ */
+function urgentDeliveryQueries(db: Database) {
+  const { claim, giveBack } = deliveryQueries(db);
+  return { claim, giveBack };
+}
+
 /** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */
 export function createStore(db: Database, onClose: () => void = () => {}) {
   return {
@@ -24,11 +34,7 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     calls: callQueries(db),
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
-    /**
-     * The same, for statements due at a moment: a claim before a departure the gate granted, or
-     * its giving back. On PGlite they go ahead of every other statement waiting (pglite.ts).
-     */
-    urgentDeliveries: deliveryQueries(db.ahead()),
+    urgentDeliveries: urgentDeliveryQueries(db.ahead()),
     retention: retentionQueries(db),
     partitions: partitionQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),
