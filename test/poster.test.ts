@@ -5,6 +5,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createGuardedConnector, createPoster, PrivateAddressError, type Poster } from '../src/workers/poster.js';
 import { createDnsLookup } from '../src/workers/dnsLookup.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
+import { startSlowHandshakes } from './support/slowHandshakes.js';
 import { createTestCertificate } from './support/tls.js';
 
 const { cert: ca, key } = createTestCertificate();
@@ -131,10 +132,31 @@ describe('poster timeouts and connection errors', () => {
     const gone = await startReceiver();
     await gone.close();
     const poster = createPoster({ timeoutMs: 2000, allowPrivateNetworks: true, connect: { ca } });
+    let started = 0;
     try {
-      expect(await poster.post(`${gone.url}/`, body, headers)).toMatchObject({ kind: 'error', error: 'connection_failed' });
+      expect(await poster.post(`${gone.url}/`, body, headers, () => started++)).toMatchObject({ kind: 'error', error: 'connection_failed' });
+      expect(started).toBe(0); // nothing left: no start to tell of
     } finally {
       await poster.close();
+    }
+  });
+
+  it('tells when the first byte is about to leave: after the handshake, once', async () => {
+    const receiver = await startReceiver();
+    const HANDSHAKE_DELAY_MS = 300;
+    const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), HANDSHAKE_DELAY_MS);
+    const poster = createPoster({ timeoutMs: 2000, allowPrivateNetworks: true, connect: { ca } });
+    const starts: number[] = [];
+    try {
+      const posted = Date.now();
+      expect(await poster.post(`${slow.url}/start`, body, headers, () => starts.push(Date.now()))).toMatchObject({ kind: 'response', status: 200 });
+      expect(starts).toHaveLength(1);
+      expect(starts[0]! - posted).toBeGreaterThanOrEqual(HANDSHAKE_DELAY_MS);
+      expect(starts[0]!).toBeLessThanOrEqual(receiver.requests.find((request) => request.path === '/start')!.receivedAt);
+    } finally {
+      await poster.close();
+      await slow.close();
+      await receiver.close();
     }
   });
 });

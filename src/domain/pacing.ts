@@ -10,6 +10,8 @@
  * a late wake delays it, and never spends a time nobody uses.
  */
 
+import { MAX_PER_SECOND_RANGE } from './hooks.js';
+
 /** Zapier counts its per-user limit over five minutes; so does the (account, host) budget. */
 export const HOST_BUDGET_WINDOW_MS = 5 * 60_000;
 /** Retry-After is honoured up to this long: a target cannot park our queue for hours. */
@@ -27,6 +29,8 @@ export const DEFAULT_RETRY_AFTER_MS = 1_000;
  * the network's and the receiver's.
  */
 export const JITTER_ALLOWANCE_MS = 80;
+/** The window in which no more than `rate` departures to one target may fall: a second and the allowance. */
+export const PACE_WINDOW_MS = 1000 + JITTER_ALLOWANCE_MS;
 
 /**
  * A delivery that would leave later than this after the departure the gate granted it (its
@@ -49,7 +53,7 @@ export interface PaceLimits {
 
 export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
   const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
-  return { targetIntervalMs: (1000 + JITTER_ALLOWANCE_MS) / perSecond, hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
+  return { targetIntervalMs: PACE_WINDOW_MS / perSecond, hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
 }
 
 /** What the pacer remembers of one target URL and one (account, host). */
@@ -115,6 +119,30 @@ export function passGate(
   const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
   return { at, place, departs, next: departs ? { ...next, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0) } : next };
 }
+
+/**
+ * A POST whose first byte left `byMs` later than its departure allowed (LATE_DEPARTURE_MS, and
+ * NEW_CONNECTION_ALLOWANCE_MS when it was spaced for a handshake): its handshake ran long (a
+ * loaded machine, a distant host), or it found no free connection where one was expected. It
+ * reached the target as if it had left `byMs` later, so every departure granted from now on is
+ * spaced `byMs` further: the `rate` departures after the late one then still span the window
+ * from when it really left. Departures granted before `now` cannot move, so this holds while
+ * fewer than `rate` came after it: a report made as the POST starts beats the rate-th unless the
+ * POST started about a window late, less SOON_MS and the claim lead (~800 ms; the new-connection
+ * allowance adds its 250 ms of margin). No further than that rate-th departure needs:
+ * one window from `now`, less an interval. Returns the new `lastSent`.
+ */
+export function startedLate(lastSent: number, byMs: number, now: number, limits: PaceLimits): number {
+  return Math.max(lastSent, Math.min(lastSent + byMs, now + PACE_WINDOW_MS - limits.targetIntervalMs));
+}
+
+/**
+ * Whether late starts are accounted at a target paced `perSecond`: up to the fastest pace a
+ * subscription may ask for (max_per_second). A faster DELIVERY_RATE_PER_TARGET is a cap on
+ * throughput that no receiver counts to, and moving such a target on by each late start would
+ * stall it whole for the lateness, again and again while a growing pool opens connections.
+ */
+export const accountsLateStarts = (perSecond: number) => perSecond <= MAX_PER_SECOND_RANGE.max;
 
 /**
  * Fairness between accounts, for when more deliveries are due than a process can send at once.

@@ -107,6 +107,11 @@ export function createMetrics() {
       help: 'Deliveries that would have left later than their granted departure (the process stalled) and passed the gate again',
       registers: [registry],
     }),
+    lateStarts: new Counter({
+      name: 'webhook_late_starts_total',
+      help: 'POSTs whose first byte left later than their departure allowed (a long handshake, no free connection): their target was spaced further after them',
+      registers: [registry],
+    }),
     throttled: new Counter({
       name: 'webhook_throttled_total',
       help: 'Deliveries answered 429 or 503: recorded failed, and their target held for its Retry-After',

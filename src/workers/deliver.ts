@@ -1,6 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createClaimLead, createTurnCounter, isThrottled, LATE_DEPARTURE_MS, retryAfterMs } from '../domain/pacing.js';
+import {
+  accountsLateStarts,
+  createClaimLead,
+  createTurnCounter,
+  isThrottled,
+  LATE_DEPARTURE_MS,
+  NEW_CONNECTION_ALLOWANCE_MS,
+  retryAfterMs,
+} from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
@@ -47,6 +55,18 @@ const NEAR_WAIT_MS = 1_000;
 const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
+
+/**
+ * A departure the gate granted: when (epoch ms), and whether it was asked for as opening a
+ * connection (the next one was then spaced NEW_CONNECTION_ALLOWANCE_MS further).
+ */
+interface Departure {
+  at: number;
+  newConnection: boolean;
+}
+
+/** The latest its POST's first byte may leave for the departures after it to be spaced enough. */
+const startBy = ({ at, newConnection }: Departure) => at + LATE_DEPARTURE_MS + (newConnection ? NEW_CONNECTION_ALLOWANCE_MS : 0);
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   if (posted.kind === 'response') {
@@ -100,23 +120,41 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
    * next time is later) or the gate does not answer within that time (Redis away: a claim is
    * not held while the pacer waits for it): the claim is given back then.
    */
-  async function departureAgain(job: DeliveryJob): Promise<number | undefined> {
-    const departure = { newConnection: poster.needsConnection(job.targetUrl), leadMs: 0, soonMs: LATE_DEPARTURE_MS };
-    const answer = passGate(pacer, job, settings, departure).catch((error: unknown) => {
+  async function departureAgain(job: DeliveryJob): Promise<Departure | undefined> {
+    const newConnection = poster.needsConnection(job.targetUrl);
+    const answer = passGate(pacer, job, settings, { newConnection, leadMs: 0, soonMs: LATE_DEPARTURE_MS }).catch((error: unknown) => {
       log.warn({ err: error, deliveryId: job.deliveryId }, 'no second departure for a late claim; giving it back');
       return undefined;
     });
     const gated = await Promise.race([answer, sleep(LATE_DEPARTURE_MS).then(() => undefined)]);
-    return gated?.kind === 'go' ? Date.now() + gated.inMs : undefined;
+    return gated?.kind === 'go' ? { at: Date.now() + gated.inMs, newConnection } : undefined;
   }
 
   /**
-   * Claims and sends `job` (holding its place) at the departure granted, `departAt`; `posted()`
+   * Tells the pacer when the POST of `departure` starts later than it allowed (startBy), so the
+   * departures after it are spaced from when it really left. Not awaited: the POST goes on.
+   * Nothing to tell for a target paced faster than any receiver counts (accountsLateStarts).
+   */
+  const noteStart = (job: DeliveryJob, departure: Departure) => {
+    const perSecond = job.maxPerSecond ?? settings.ratePerTarget;
+    if (!accountsLateStarts(perSecond)) return undefined;
+    return () => {
+      const byMs = Date.now() - startBy(departure);
+      if (byMs <= 0) return;
+      metrics.lateStarts.inc();
+      pacer
+        .startedLate(job.targetUrl, perSecond, byMs)
+        .catch((error: unknown) => log.warn({ err: error, deliveryId: job.deliveryId, byMs }, 'could not tell the pacer of a late start'));
+    };
+  };
+
+  /**
+   * Claims and sends `job` (holding its place) at the departure granted; `posted()`
    * is called as soon as the POST is over (it no longer counts as in flight). Says 'late' when
    * the claim came too late for that departure and for a second one (departureAgain): it is
    * given back, nothing sent, and the delivery passes the gate again.
    */
-  async function send(job: DeliveryJob, departAt: number, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
+  async function send(job: DeliveryJob, departure: Departure, signal: AbortSignal, posted: () => void): Promise<'late' | void> {
     const { deliveryId } = job;
     const claiming = Date.now();
     const claimed = await writes.claim.submit(deliveryId);
@@ -129,13 +167,13 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
-    const tooLate = () => Date.now() > departAt + LATE_DEPARTURE_MS;
+    const tooLate = () => Date.now() > departure.at + LATE_DEPARTURE_MS;
     if (tooLate()) {
       metrics.lateDepartures.inc();
-      departAt = (await departureAgain(job)) ?? departAt;
+      departure = (await departureAgain(job)) ?? departure;
     }
     // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
-    if (departAt > Date.now()) await sleep(departAt - Date.now());
+    if (departure.at > Date.now()) await sleep(departure.at - Date.now());
     if (tooLate()) {
       await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
       return 'late';
@@ -145,7 +183,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       'user-agent': 'contact-hooks/1.0',
       ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, claimed.body, Date.now() / 1000),
     };
-    const answer = await poster.post(claimed.target_url, claimed.body, headers);
+    const answer = await poster.post(claimed.target_url, claimed.body, headers, noteStart(job, departure));
     posted();
     metrics.deliveryWait.observe((claimed.attempted_at.getTime() - claimed.queued_at.getTime()) / 1000);
     if (answer.kind === 'response' && isThrottled(answer.status)) {
@@ -183,11 +221,11 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
     // nothing) but for the last moment, the lead, in which the claim commits.
-    const departAt = Date.now() + gated.inMs;
+    const departure = { at: Date.now() + gated.inMs, newConnection };
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
-    const late = Date.now() > departAt + LATE_DEPARTURE_MS;
+    const late = Date.now() > departure.at + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();
-    if (late || (await send(gated.job, departAt, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
+    if (late || (await send(gated.job, departure, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };
   return {
     deliver,

@@ -1,4 +1,4 @@
-import { EMPTY_PACE_STATE, paceLimits, passGate, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type PaceState } from '../domain/pacing.js';
 
 export interface GateRequest {
   targetUrl: string;
@@ -34,6 +34,8 @@ export interface Pacer {
   gate(request: GateRequest): Promise<GateAnswer>;
   /** Nothing more goes to the target for `ms`: it answered 429 or 503 (Retry-After). */
   hold(targetUrl: string, ms: number): Promise<void>;
+  /** A POST to the target started `byMs` later than its departure allowed: see startedLate() in src/domain/pacing.ts. */
+  startedLate(targetUrl: string, perSecond: number, byMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,10 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
     async hold(targetUrl, ms) {
       const target = { ...EMPTY_PACE_STATE, ...targets.get(targetUrl) };
       targets.set(targetUrl, { ...target, holdUntil: Math.max(target.holdUntil, now() + ms) });
+    },
+    async startedLate(targetUrl, perSecond, byMs) {
+      const target = targets.get(targetUrl);
+      if (target) targets.set(targetUrl, { ...target, lastSent: startedLate(target.lastSent, byMs, now(), paceLimits(perSecond, hostBudget)) });
     },
     close: async () => {},
   };

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { isPublicAddress } from '../domain/addressPolicy.js';
 import { IDLE_CONNECTION_MS } from '../domain/pacing.js';
 import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
@@ -32,11 +32,49 @@ export interface PosterOptions {
 }
 
 export interface Poster {
-  post(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome>;
+  /** One attempt. `onStart` is called as its first byte is about to leave: after any handshake, never if none leaves. */
+  post(url: string, body: string, headers: Record<string, string>, onStart?: () => void): Promise<PostOutcome>;
   /** Whether a POST to this URL would likely open a connection: no answer from its host in IDLE_CONNECTION_MS. */
   needsConnection(url: string): boolean;
   close(): Promise<void>;
 }
+
+/**
+ * undici starts a request on its connection (onRequestStart) just before it writes it, after any
+ * handshake: this handler tells `started` then, and passes everything on to the request's own.
+ */
+class NotingStart implements Dispatcher.DispatchHandler {
+  constructor(
+    private readonly handler: Dispatcher.DispatchHandler,
+    private readonly started: () => void,
+  ) {}
+  onRequestStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestStart']>>) {
+    this.started();
+    this.handler.onRequestStart?.(...args);
+  }
+  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestUpgrade']>>) {
+    this.handler.onRequestUpgrade?.(...args);
+  }
+  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>) {
+    this.handler.onResponseStart?.(...args);
+  }
+  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseData']>>) {
+    this.handler.onResponseData?.(...args);
+  }
+  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseEnd']>>) {
+    this.handler.onResponseEnd?.(...args);
+  }
+  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseError']>>) {
+    this.handler.onResponseError?.(...args);
+  }
+}
+
+// Interceptors are given handlers of undici's current interface (onRequestStart, onResponse*).
+const notingStart =
+  (started: () => void): Dispatcher.DispatcherComposeInterceptor =>
+  (dispatch) =>
+  (options, handler) =>
+    dispatch(options, new NotingStart(handler, started));
 
 /** Raised (inside the connector) when a target resolves or connects to a non-public address. */
 export class PrivateAddressError extends Error {
@@ -96,7 +134,7 @@ export function createPoster(options: PosterOptions): Poster {
     lastAnswered.set(origin, now);
   };
 
-  async function attempt(url: URL, body: string, headers: Record<string, string>): Promise<PostOutcome> {
+  async function attempt(url: URL, body: string, headers: Record<string, string>, onStart: (() => void) | undefined): Promise<PostOutcome> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     if (!options.allowPrivateNetworks && isLiteralNonPublicHost(url)) {
@@ -105,7 +143,7 @@ export function createPoster(options: PosterOptions): Poster {
     try {
       // One signal bounds connect, headers and body together, so a dribbling target is cut too.
       const response = await request(url, {
-        dispatcher: agent,
+        dispatcher: onStart ? agent.compose(notingStart(onStart)) : agent,
         method: 'POST',
         body,
         headers,
@@ -130,10 +168,10 @@ export function createPoster(options: PosterOptions): Poster {
   }
 
   return {
-    async post(url, body, headers) {
+    async post(url, body, headers, onStart) {
       const parsed = parseTarget(url);
       if (!parsed) return { kind: 'error', error: 'invalid_url', durationMs: 0 };
-      return attempt(parsed, body, headers);
+      return attempt(parsed, body, headers, onStart);
     },
     needsConnection(url) {
       const origin = parseTarget(url)?.origin;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
+import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
 import { connectRedis, type RedisClient, type RedisSettings } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
@@ -58,9 +58,27 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((hold - now) / 1000) + 60000)
 return 1
 `;
 
+/**
+ * startedLate() of src/domain/pacing.ts. KEYS: the target's hash. ARGV: how late the POST
+ * started, and the furthest from now its `last` may move (a window less an interval).
+ */
+const STARTED_LATE = `
+local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
+if not last then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local moved = math.max(last, math.min(last + tonumber(ARGV[1]), now + tonumber(ARGV[2])))
+redis.call('HSET', KEYS[1], 'last', string.format('%d', moved))
+-- As the gate's: a minute past its last time, and never sooner than the gate left it.
+local ttl = math.ceil((moved + 2000000 - now) / 1000) + 60000
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+`;
+
 type PacingRedis = RedisClient & {
   passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
+  startedLate(target: string, byUs: string, furthestUs: string): Promise<number>;
 };
 
 const US_PER_MS = 1000;
@@ -87,6 +105,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   redis.on('error', (error) => log.warn({ err: error }, 'pacer connection problem; waiting for Redis'));
   redis.defineCommand('passGate', { numberOfKeys: 2, lua: GATE });
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });
+  redis.defineCommand('startedLate', { numberOfKeys: 1, lua: STARTED_LATE });
   const keys = pacerKeys(settings.prefix);
 
   return {
@@ -110,6 +129,9 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
     },
     async hold(targetUrl, ms) {
       await redis.holdTarget(keys.target(targetUrl), us(ms));
+    },
+    async startedLate(targetUrl, perSecond, byMs) {
+      await redis.startedLate(keys.target(targetUrl), us(byMs), us(PACE_WINDOW_MS - paceLimits(perSecond, hostBudget).targetIntervalMs));
     },
     async close() {
       await redis.quit();

@@ -16,6 +16,8 @@ import {
   retryAfterMs,
   SHORTEST_CLAIM_LEAD_MS,
   SOON_MS,
+  accountsLateStarts,
+  startedLate,
   type PaceState,
 } from '../../src/domain/pacing.js';
 
@@ -133,6 +135,60 @@ describe('passGate: leaving', () => {
           for (let i = rate; i < departures.length; i++) {
             expect(departures[i]! - departures[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
           }
+        },
+      ),
+    );
+  });
+});
+
+describe('startedLate: a POST that left later than its departure allowed', () => {
+  it('spaces every departure granted from then on that much further, but never more than a window from now', () => {
+    const limits = paceLimits(5, 1_000_000);
+    expect(startedLate(10_000, 120, 9_900, limits)).toBe(10_120);
+    // The rate-th departure after the late one needs no more than a window after it started.
+    expect(startedLate(10_000, 5_000, 9_900, limits)).toBe(9_900 + 1000 + JITTER_ALLOWANCE_MS - limits.targetIntervalMs);
+    expect(startedLate(10_000, 5_000, 1_000, limits)).toBe(10_000); // and never sooner than it was
+  });
+
+  it('is accounted up to the fastest pace a subscription may ask for, and not for a faster cap on throughput', () => {
+    expect([1, 5, 20, 100, 1_000].map(accountsLateStarts)).toStrictEqual([true, true, true, true, true]);
+    expect([1_001, 1_000_000].map(accountsLateStarts)).toStrictEqual([false, false]);
+  });
+
+  it('keeps any `rate` + 1 POSTs a window apart from when they really left, when some start late and say so as they start', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1, 5, 20, 100),
+        // Deliveries arriving at the gate, and how late each POST's first byte leaves (a long handshake).
+        fc.array(fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), startsLate: fc.integer({ min: 0, max: 600 }) }), { minLength: 1, maxLength: 120 }),
+        (rate, deliveries) => {
+          const limits = paceLimits(rate, 1_000_000);
+          // Every step in time order: a pass at the gate, or a late POST's report as it starts.
+          const steps: { at: number; delivery: number; place?: number; lateByMs?: number }[] = [];
+          let arrival = 0;
+          deliveries.forEach((delivery, i) => steps.push({ at: (arrival += delivery.arrivesAfter), delivery: i }));
+          let state = EMPTY_PACE_STATE;
+          // When each POST counts as having left: its departure, or its start less the lateness every departure is allowed.
+          const left: number[] = [];
+          while (steps.length > 0) {
+            steps.sort((a, b) => a.at - b.at);
+            const step = steps.shift()!;
+            if (step.lateByMs !== undefined) {
+              state = { ...state, lastSent: startedLate(state.lastSent, step.lateByMs, step.at, limits) };
+              continue;
+            }
+            const gated = passGate(step.at, state, limits, NEVER, step.place)!;
+            state = gated.next;
+            if (!gated.departs) {
+              steps.push({ at: gated.at, delivery: step.delivery, place: gated.place });
+              continue;
+            }
+            const startsLate = deliveries[step.delivery]!.startsLate;
+            left.push(gated.at + Math.max(0, startsLate - LATE_DEPARTURE_MS));
+            if (startsLate > LATE_DEPARTURE_MS) steps.push({ at: gated.at + startsLate, delivery: step.delivery, lateByMs: startsLate - LATE_DEPARTURE_MS });
+          }
+          left.sort((a, b) => a - b);
+          for (let i = rate; i < left.length; i++) expect(left[i]! - left[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
         },
       ),
     );

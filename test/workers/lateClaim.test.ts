@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { LATE_DEPARTURE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
@@ -15,6 +15,8 @@ import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startSlowHandshakes } from '../support/slowHandshakes.js';
+import { busiestWindow } from '../support/throttle.js';
 import { createTestCertificate } from '../support/tls.js';
 
 const log = pino({ level: 'silent' });
@@ -32,9 +34,12 @@ let phone = 1000;
  * is given back and the delivery passes the gate again; so it is too when the pacer does not
  * answer within LATE_DEPARTURE_MS (no claim is held while Redis is away). Sent once either way.
  * On PostgreSQL: a row lock held by another transaction is what makes the claim late.
+ * And a POST whose first byte leaves late (a long handshake) spaces its target's next departures
+ * further, so a receiver's sliding second still holds no more than the rate.
  */
-describe.runIf(withPostgres)('a claim too late for its departure', () => {
+describe.runIf(withPostgres)('a delivery too late for its departure', () => {
   const t = useTestStore('postgres');
+  const redis = withPostgresAndRedis ? redisForTest() : undefined;
   let receiver: Receiver;
   let poster: Poster;
 
@@ -54,15 +59,16 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
   afterAll(async () => {
     await poster?.close();
     await receiver?.close();
+    await redis?.cleanup();
   });
 
   /** `count` queued deliveries to a new subscription paced at `maxPerSecond`, and a deliverer with its own pacer. */
-  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000)) {
+  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000), base = receiver.url) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
       { keyId: key.id, accountId },
-      { eventType: 'new_contact', targetUrl: `${receiver.url}${path}`, maxPerSecond, secret: 'whsec_c2VjcmV0' },
+      { eventType: 'new_contact', targetUrl: `${base}${path}`, maxPerSecond, secret: 'whsec_c2VjcmV0' },
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
@@ -147,6 +153,27 @@ describe.runIf(withPostgres)('a claim too late for its departure', () => {
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
     expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
+  });
+
+  const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(1_000)]];
+  if (withPostgresAndRedis) pacers.push(['in Redis', () => createRedisPacer({ target: redis!.target, prefix: redis!.prefix }, 1_000, log)]);
+  it.each(pacers)('keeps every sliding second at the receiver within the rate when handshakes take longer than allowed (pacer %s)', async (name, makePacer) => {
+    // Every connection through this hop is ready only after a handshake longer than a new
+    // connection's allowance and the lateness allowed: the POSTs on them start late, unaborted.
+    const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), 2 * (NEW_CONNECTION_ALLOWANCE_MS + LATE_DEPARTURE_MS));
+    const pacer = makePacer();
+    const path = `/late/start/${name.replace(' ', '-')}`;
+    try {
+      const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 8, pacer, slow.url);
+      await Promise.all(jobs.map((job) => deliverUntilDone(deliverer, job)));
+      const arrivals = receiver.requests.filter((request) => request.path === path).map((request) => request.receivedAt);
+      expect(arrivals).toHaveLength(8);
+      expect(busiestWindow(arrivals, 1_000)).toBeLessThanOrEqual(5);
+      expect((await metrics.lateStarts.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
+    } finally {
+      await pacer.close();
+      await slow.close();
+    }
   });
 
   it.runIf(withPostgresAndRedis)('gives the claim back when the pacer does not answer within LATE_DEPARTURE_MS (Redis silent), and sends it once Redis is back', async () => {

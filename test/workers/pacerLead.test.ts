@@ -15,7 +15,8 @@ const redis = withPostgresAndRedis ? redisForTest() : undefined;
 afterAll(() => redis?.cleanup());
 
 // The claim lead (src/workers/deliver.ts): a delivery asks for no departure sooner than its claim
-// can commit, and the departure it is granted is the one the next is spaced from.
+// can commit, and the departure it is granted is the one the next is spaced from. And a late
+// start moves the departures after it (startedLate in src/domain/pacing.ts).
 const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(HOST_BUDGET)]];
 if (redis) pacers.push(['in Redis', () => createRedisPacer({ target: redis.target, prefix: redis.prefix }, HOST_BUDGET, pino({ level: 'silent' }))]);
 
@@ -50,6 +51,22 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       const granted = await gate(undefined, refused.kind === 'wait' ? refused.place : undefined);
       expect(granted.kind).toBe('go');
       expect(granted.kind === 'go' && granted.inMs).toBeLessThanOrEqual(INTERVAL_MS);
+    } finally {
+      await pacer.close();
+    }
+  });
+
+  it('spaces the departures after a POST that started late that much further, from the report on', async () => {
+    const pacer = makePacer();
+    const LATE_BY_MS = 300;
+    try {
+      const gate = (targetUrl: string) => pacer.gate({ targetUrl, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, newConnection: false });
+      const [late, onTime] = ['https://late.example.com/hook', 'https://on-time.example.com/hook'];
+      for (const url of [late, onTime]) expect((await gate(url)).kind).toBe('go');
+      await pacer.startedLate(late, RATE, LATE_BY_MS);
+      const [afterLate, afterOnTime] = [await gate(late), await gate(onTime)];
+      expect(afterOnTime.kind === 'wait' && afterOnTime.waitMs).toBeLessThanOrEqual(NEW_CONNECTION_ALLOWANCE_MS + INTERVAL_MS);
+      expect(afterLate.kind === 'wait' && afterLate.waitMs).toBeGreaterThanOrEqual(NEW_CONNECTION_ALLOWANCE_MS + INTERVAL_MS + LATE_BY_MS - 10);
     } finally {
       await pacer.close();
     }
