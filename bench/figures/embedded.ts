@@ -8,7 +8,7 @@ import { sleep } from '../../kit/waiting.js';
 import type { BenchContext } from '../context.js';
 import { endToEndThroughput } from '../measure/deliveries.js';
 import { fmt, ratioRow, type FigureResult, type Row } from '../results.js';
-import { ENGINE_ENV } from '../settings.js';
+import { EMBEDDED_START_ENV, ENGINE_ENV } from '../settings.js';
 import { serviceClient } from '../support/clients.js';
 import { memoryOf } from '../support/services.js';
 
@@ -21,7 +21,7 @@ const PEAK_GOAL_MIB = 300;
 
 /** One start of the embedded process on `dataDir`: settled RSS, delivery throughput, peak RSS. */
 async function startAndDeliver(ctx: BenchContext, dataDir: string, start: 'first start' | 'restart', events: number) {
-  const web = await ctx.services.start('web', { ...ctx.commonEnv, ...ENGINE_ENV, DATA_DIR: dataDir }, `web (PGlite, embedded default, ${start})`);
+  const web = await ctx.services.start('web', { ...ctx.commonEnv, ...ENGINE_ENV, ...EMBEDDED_START_ENV, DATA_DIR: dataDir }, `web (PGlite, embedded default, ${start})`);
   try {
     await sleep(SETTLE_MS * Math.max(ctx.settings.scale, 0.3));
     const settledMiB = memoryOf(web.pid).rssMiB;
