@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { launchWeb, type LaunchedProcess } from '../kit/processes.js';
+import { launchWeb, waitForOutput, type LaunchedProcess } from '../kit/processes.js';
 import { createPostgresDatabase, engines } from './support/databases.js';
 
 /**
@@ -42,7 +42,8 @@ describe('the token an embedded server makes for itself', () => {
     expect(modeOf(path)).toBe(0o600);
     const token = readFileSync(path, 'utf8').trim();
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(web.output()).toContain(path);
+    // Log lines are buffered up to 100 ms (src/main/lifecycle.ts): the path may follow /healthz.
+    await waitForOutput(web, path, 5_000);
     expect(web.output()).not.toContain(token);
 
     for (const authorization of [undefined, 'Bearer not-the-token-not-the-token', `Basic ${Buffer.from(`ops:${token}`).toString('base64')}`]) {
