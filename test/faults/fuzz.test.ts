@@ -396,6 +396,8 @@ describe.each(engines())('fuzzing every route (%s)', (engine) => {
           response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
         });
         outgoing.on('error', reject);
+        // A request the server never finishes answering fails here, naming it, not at the test's timeout.
+        outgoing.setTimeout(10_000, () => outgoing.destroy(new Error(`no answer within 10 s to ${JSON.stringify(request)}`)));
         outgoing.end(request.payload);
       });
     await fc.assert(
