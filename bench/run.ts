@@ -7,7 +7,7 @@
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also upsertsPglite, pacedRateEmbedded,
- * restartTime: the figures that need nothing from the others), e.g.
+ * pacedRateWorkers, restartTime: the figures that need nothing from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
  */
@@ -41,8 +41,29 @@ const NOTES = [
   `Logs of every process: ${LOG_DIR}.`,
 ];
 
+/** Web + PACED_WORKERS workers on PostgreSQL and Redis, with the service's default pacing. */
+const startPacedStack = (ctx: BenchContext) =>
+  startPostgresStack(ctx, {}, { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' }, PACED_WORKERS);
+
+/** Figure 7 in the production shape, on a stack of its own. */
+async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
+  const paced = await startPacedStack(ctx);
+  try {
+    return await pacedRateWorkers(ctx, paced.web.url, PACED_WORKERS);
+  } finally {
+    await paced.stop();
+  }
+}
+
 /** What BENCH_ONLY may name: figures that need nothing from those before them. */
-const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = { scaleOut, upsertsPglite, pacedRateEmbedded, restartTime, partitionGrowth };
+const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
+  scaleOut,
+  upsertsPglite,
+  pacedRateEmbedded,
+  pacedRateWorkers: pacedRateWorkersAlone,
+  restartTime,
+  partitionGrowth,
+};
 
 /** The figures in the order they run, each handed what it needs from those before it. */
 async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
@@ -61,8 +82,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   await engine.stop();
   results.push(await scaleOut(ctx));
 
-  const labels = { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' };
-  const paced = await startPostgresStack(ctx, {}, labels, PACED_WORKERS);
+  const paced = await startPacedStack(ctx);
   results.push(await pacedRateWorkers(ctx, paced.web.url, PACED_WORKERS));
   results.push(await saturatedTarget(ctx, paced));
   await paced.stop();
