@@ -6,8 +6,9 @@ import {
   createTurnCounter,
   isThrottled,
   LATE_DEPARTURE_MS,
-  NEW_CONNECTION_ALLOWANCE_MS,
   retryAfterMs,
+  startLatenessMs,
+  type GrantedDeparture,
 } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
@@ -56,17 +57,11 @@ const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
-/**
- * A departure the gate granted: when (epoch ms), and whether it was asked for as opening a
- * connection (the next one was then spaced NEW_CONNECTION_ALLOWANCE_MS further).
- */
+/** A departure the gate granted: when (epoch ms), and the pacer's record of it. */
 interface Departure {
   at: number;
-  newConnection: boolean;
+  granted: GrantedDeparture;
 }
-
-/** The latest its POST's first byte may leave for the departures after it to be spaced enough. */
-const startBy = ({ at, newConnection }: Departure) => at + LATE_DEPARTURE_MS + (newConnection ? NEW_CONNECTION_ALLOWANCE_MS : 0);
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   if (posted.kind === 'response') {
@@ -127,11 +122,11 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return undefined;
     });
     const gated = await Promise.race([answer, sleep(LATE_DEPARTURE_MS).then(() => undefined)]);
-    return gated?.kind === 'go' ? { at: Date.now() + gated.inMs, newConnection } : undefined;
+    return gated?.kind === 'go' ? { at: Date.now() + gated.inMs, granted: gated.granted } : undefined;
   }
 
   /**
-   * Tells the pacer when the POST of `departure` starts later than it allowed (startBy), so the
+   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs), so the
    * departures after it are spaced from when it really left. Not awaited: the POST goes on.
    * Nothing to tell for a target paced faster than any receiver counts (accountsLateStarts).
    */
@@ -139,11 +134,11 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     const perSecond = job.maxPerSecond ?? settings.ratePerTarget;
     if (!accountsLateStarts(perSecond)) return undefined;
     return () => {
-      const byMs = Date.now() - startBy(departure);
+      const byMs = startLatenessMs(departure.at, departure.granted.forHandshake, Date.now());
       if (byMs <= 0) return;
       metrics.lateStarts.inc();
       pacer
-        .startedLate(job.targetUrl, perSecond, byMs)
+        .startedLate(job.targetUrl, perSecond, departure.granted, byMs)
         .catch((error: unknown) => log.warn({ err: error, deliveryId: job.deliveryId, byMs }, 'could not tell the pacer of a late start'));
     };
   };
@@ -221,7 +216,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
     // nothing) but for the last moment, the lead, in which the claim commits.
-    const departure = { at: Date.now() + gated.inMs, newConnection };
+    const departure = { at: Date.now() + gated.inMs, granted: gated.granted };
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
     const late = Date.now() > departure.at + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();

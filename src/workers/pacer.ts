@@ -1,4 +1,4 @@
-import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
 
 export interface GateRequest {
   targetUrl: string;
@@ -18,8 +18,11 @@ export interface GateRequest {
 }
 
 export type GateAnswer =
-  /** Leave in `inMs` (0: now): the departure is granted and recorded. `place` as for a wait. */
-  | { kind: 'go'; inMs: number; place: number }
+  /**
+   * Leave in `inMs` (0: now): the departure is granted and recorded (`granted`, handed back if its
+   * POST starts late). `place` as for a wait.
+   */
+  | { kind: 'go'; inMs: number; place: number; granted: GrantedDeparture }
   /** Come back in `waitMs`; `place` (the pacer's clock) is handed back on the next pass. */
   | { kind: 'wait'; place: number; waitMs: number }
   /** No time within maxWaitMs: the delivery expires unsent. */
@@ -34,8 +37,8 @@ export interface Pacer {
   gate(request: GateRequest): Promise<GateAnswer>;
   /** Nothing more goes to the target for `ms`: it answered 429 or 503 (Retry-After). */
   hold(targetUrl: string, ms: number): Promise<void>;
-  /** A POST to the target started `byMs` later than its departure allowed: see startedLate() in src/domain/pacing.ts. */
-  startedLate(targetUrl: string, perSecond: number, byMs: number): Promise<void>;
+  /** The POST of the `granted` departure started `byMs` later than it allowed: see startedLate() in src/domain/pacing.ts. */
+  startedLate(targetUrl: string, perSecond: number, granted: GrantedDeparture, byMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,10 +46,10 @@ export interface Pacer {
 export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${new URL(targetUrl).host}`;
 
 /** Turns a gate's verdict, taken at `now` (the pacer's clock, `unitsPerMs` to the ms), into the answer. */
-export const gateAnswer = (gated: { at: number; place: number; departs: boolean } | undefined, now: number, unitsPerMs = 1): GateAnswer => {
+export const gateAnswer = (gated: { at: number; place: number; granted?: GrantedDeparture | undefined } | undefined, now: number, unitsPerMs = 1): GateAnswer => {
   if (!gated) return { kind: 'too_late' };
   const inMs = Math.max(0, (gated.at - now) / unitsPerMs);
-  return gated.departs ? { kind: 'go', inMs, place: gated.place } : { kind: 'wait', place: gated.place, waitMs: inMs };
+  return gated.granted ? { kind: 'go', inMs, place: gated.place, granted: gated.granted } : { kind: 'wait', place: gated.place, waitMs: inMs };
 };
 
 type TargetState = Omit<PaceState, 'hostTat'>;
@@ -84,9 +87,9 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       const target = { ...EMPTY_PACE_STATE, ...targets.get(targetUrl) };
       targets.set(targetUrl, { ...target, holdUntil: Math.max(target.holdUntil, now() + ms) });
     },
-    async startedLate(targetUrl, perSecond, byMs) {
+    async startedLate(targetUrl, perSecond, granted, byMs) {
       const target = targets.get(targetUrl);
-      if (target) targets.set(targetUrl, { ...target, lastSent: startedLate(target.lastSent, byMs, now(), paceLimits(perSecond, hostBudget)) });
+      if (target) targets.set(targetUrl, { ...target, lastSent: startedLate(target, granted, byMs, paceLimits(perSecond, hostBudget)) });
     },
     close: async () => {},
   };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
+import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
 import { connectRedis, type RedisClient, type RedisSettings } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
 
@@ -13,8 +13,9 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
  * how soon a departure is granted (SOON_MS or less), IDLE_CONNECTION_MS,
  * NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0), the lead (the soonest it can
- * leave from now). Returns {at, now, place, departs},
- * at = -1 when no time comes within the max wait.
+ * leave from now). Returns {at, now, place, seq, last}: seq and last are the target's `sent` and
+ * `last` a granted departure left (seq 0: not granted, a wait); at = -1 when no time comes
+ * within the max wait.
  */
 const GATE = `
 local t = redis.call('TIME')
@@ -30,22 +31,22 @@ if held <= 0 then
   place = math.max(earliest, tail, hold, hostTat - tonumber(ARGV[3]))
 end
 local at = math.max(place, earliest, last + interval, hold)
-if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0} end
+if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0, '0'} end
 if held <= 0 then
   tail = place + interval
   redis.call('HSET', KEYS[1], 'tail', us(tail))
   hostTat = math.max(hostTat, place) + tonumber(ARGV[2])
   redis.call('SET', KEYS[2], us(hostTat), 'PX', math.ceil((hostTat - now) / 1000) + 1000)
 end
-local departs = 0
+local seq = 0
 if at <= earliest + tonumber(ARGV[6]) then
-  departs = 1
   if ARGV[9] == '1' or at - last > tonumber(ARGV[7]) then last = at + tonumber(ARGV[8]) else last = at end
   redis.call('HSET', KEYS[1], 'last', us(last))
+  seq = redis.call('HINCRBY', KEYS[1], 'sent', 1)
 end
 -- The hash outlives its last time by a minute, then says nothing a fresh one would not.
 redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tail, hold, last + 2000000) - now) / 1000) + 60000)
-return {us(at), us(now), us(place), departs}
+return {us(at), us(now), us(place), seq, us(last)}
 `;
 
 /** KEYS: the target's hash. ARGV: how long to hold it. Holds only ever lengthen. */
@@ -59,15 +60,19 @@ return 1
 `;
 
 /**
- * startedLate() of src/domain/pacing.ts. KEYS: the target's hash. ARGV: how late the POST
- * started, and the furthest from now its `last` may move (a window less an interval).
+ * startedLate() of src/domain/pacing.ts. KEYS: the target's hash. ARGV: the late departure's seq
+ * and last (as the gate returned them), how late its POST started, the target interval and rate.
  */
 const STARTED_LATE = `
-local last = tonumber(redis.call('HGET', KEYS[1], 'last'))
-if not last then return 0 end
+local target = redis.call('HMGET', KEYS[1], 'last', 'sent')
+local last, sent = tonumber(target[1]), tonumber(target[2])
+if not last or not sent then return 0 end
+local since = sent - tonumber(ARGV[1])
+if since >= tonumber(ARGV[5]) then return 0 end
+local moved = math.max(last, tonumber(ARGV[2]) + tonumber(ARGV[3]) + since * tonumber(ARGV[4]))
+if moved == last then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local moved = math.max(last, math.min(last + tonumber(ARGV[1]), now + tonumber(ARGV[2])))
 redis.call('HSET', KEYS[1], 'last', string.format('%d', moved))
 -- As the gate's: a minute past its last time, and never sooner than the gate left it.
 local ttl = math.ceil((moved + 2000000 - now) / 1000) + 60000
@@ -76,9 +81,9 @@ return 1
 `;
 
 type PacingRedis = RedisClient & {
-  passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number]>;
+  passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number, string]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
-  startedLate(target: string, byUs: string, furthestUs: string): Promise<number>;
+  startedLate(target: string, seq: string, lastUs: string, byUs: string, intervalUs: string, perSecond: string): Promise<number>;
 };
 
 const US_PER_MS = 1000;
@@ -111,7 +116,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   return {
     async gate(request) {
       const limits = paceLimits(request.perSecond, hostBudget);
-      const [at, now, place, departs] = await redis.passGate(
+      const [at, now, place, seq, last] = await redis.passGate(
         keys.target(request.targetUrl),
         keys.budget(request.accountId, request.targetUrl),
         us(limits.targetIntervalMs),
@@ -125,13 +130,15 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
         request.newConnection ? '1' : '0',
         us(request.leadMs ?? 0),
       );
-      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), departs: departs === 1 }, Number(now), US_PER_MS);
+      const granted = seq > 0 ? { seq, lastSent: Number(last), forHandshake: Number(last) > Number(at) } : undefined;
+      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), granted }, Number(now), US_PER_MS);
     },
     async hold(targetUrl, ms) {
       await redis.holdTarget(keys.target(targetUrl), us(ms));
     },
-    async startedLate(targetUrl, perSecond, byMs) {
-      await redis.startedLate(keys.target(targetUrl), us(byMs), us(PACE_WINDOW_MS - paceLimits(perSecond, hostBudget).targetIntervalMs));
+    async startedLate(targetUrl, perSecond, granted, byMs) {
+      const limits = paceLimits(perSecond, hostBudget);
+      await redis.startedLate(keys.target(targetUrl), String(granted.seq), String(granted.lastSent), us(byMs), us(limits.targetIntervalMs), String(limits.perSecond));
     },
     async close() {
       await redis.quit();

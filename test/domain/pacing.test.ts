@@ -18,6 +18,9 @@ import {
   SOON_MS,
   accountsLateStarts,
   startedLate,
+  startLatenessMs,
+  type GrantedDeparture,
+  UNREPORTED_LATENESS_MS,
   type PaceState,
 } from '../../src/domain/pacing.js';
 
@@ -99,7 +102,7 @@ describe('passGate: leaving', () => {
     const state = { ...EMPTY_PACE_STATE, tail: 5_150, lastSent: 4_990 };
     const late = passGate(5_100, state, limits, NEVER, 5_060)!; // 40 ms late
     expect(late.at).toBe(5_100);
-    expect(late.next).toStrictEqual({ ...state, lastSent: 5_100 }); // the line is as it was
+    expect(late.next).toStrictEqual({ ...state, lastSent: 5_100, sent: 1 }); // the line is as it was
   });
 
   it('never lets a delivery leave during a hold, nor wait past its latest time', () => {
@@ -142,12 +145,37 @@ describe('passGate: leaving', () => {
 });
 
 describe('startedLate: a POST that left later than its departure allowed', () => {
-  it('spaces every departure granted from then on that much further, but never more than a window from now', () => {
+  it('spaces every departure granted from then on that much further, and moves nothing twice', () => {
     const limits = paceLimits(5, 1_000_000);
-    expect(startedLate(10_000, 120, 9_900, limits)).toBe(10_120);
-    // The rate-th departure after the late one needs no more than a window after it started.
-    expect(startedLate(10_000, 5_000, 9_900, limits)).toBe(9_900 + 1000 + JITTER_ALLOWANCE_MS - limits.targetIntervalMs);
-    expect(startedLate(10_000, 5_000, 1_000, limits)).toBe(10_000); // and never sooner than it was
+    const interval = limits.targetIntervalMs;
+    // Three departures granted, an interval apart; the first POST starts 120 ms late.
+    const state = { lastSent: 10_000 + 2 * interval, sent: 3 };
+    const first = { seq: 1, lastSent: 10_000, forHandshake: false };
+    const second = { seq: 2, lastSent: 10_000 + interval, forHandshake: false };
+    const moved = startedLate(state, first, 120, limits);
+    expect(moved).toBe(state.lastSent + 120);
+    // The second, late by as much at the same moment, needs no more: the line moves once.
+    expect(startedLate({ ...state, lastSent: moved }, second, 120, limits)).toBe(moved);
+    // Later by more, it moves the line by the difference only.
+    expect(startedLate({ ...state, lastSent: moved }, second, 200, limits)).toBe(moved + 80);
+    // Never sooner than it was (a hold or an idle spell spaced it further).
+    expect(startedLate({ lastSent: 20_000, sent: 3 }, first, 120, limits)).toBe(20_000);
+  });
+
+  it('moves nothing once `rate` departures after the late one were granted: none of them can move', () => {
+    const limits = paceLimits(5, 1_000_000);
+    const state = { lastSent: 10_000 + 5 * limits.targetIntervalMs, sent: 6 };
+    const first = { seq: 1, lastSent: 10_000, forHandshake: false };
+    expect(startedLate(state, first, 600, limits)).toBe(state.lastSent);
+    expect(startedLate({ ...state, sent: 5 }, first, 600, limits)).toBeGreaterThan(state.lastSent);
+  });
+
+  it('counts a start as late past UNREPORTED_LATENESS_MS after its departure, or after its handshake allowance', () => {
+    expect(UNREPORTED_LATENESS_MS).toBeLessThanOrEqual(JITTER_ALLOWANCE_MS / 4);
+    expect(startLatenessMs(10_000, false, 10_000 + UNREPORTED_LATENESS_MS)).toBe(0);
+    expect(startLatenessMs(10_000, false, 10_035)).toBe(35 - UNREPORTED_LATENESS_MS);
+    expect(startLatenessMs(10_000, true, 10_000 + NEW_CONNECTION_ALLOWANCE_MS + UNREPORTED_LATENESS_MS)).toBe(0);
+    expect(startLatenessMs(10_000, true, 10_400)).toBe(400 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
   });
 
   it('is accounted up to the fastest pace a subscription may ask for, and not for a faster cap on throughput', () => {
@@ -164,17 +192,18 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
         (rate, deliveries) => {
           const limits = paceLimits(rate, 1_000_000);
           // Every step in time order: a pass at the gate, or a late POST's report as it starts.
-          const steps: { at: number; delivery: number; place?: number; lateByMs?: number }[] = [];
+          const steps: { at: number; delivery: number; place?: number; late?: { granted: GrantedDeparture; byMs: number } }[] = [];
           let arrival = 0;
           deliveries.forEach((delivery, i) => steps.push({ at: (arrival += delivery.arrivesAfter), delivery: i }));
           let state = EMPTY_PACE_STATE;
-          // When each POST counts as having left: its departure, or its start less the lateness every departure is allowed.
+          // When each POST counts as having left: its departure, or, when it reported a late start,
+          // its start less the lateness every departure is allowed.
           const left: number[] = [];
           while (steps.length > 0) {
             steps.sort((a, b) => a.at - b.at);
             const step = steps.shift()!;
-            if (step.lateByMs !== undefined) {
-              state = { ...state, lastSent: startedLate(state.lastSent, step.lateByMs, step.at, limits) };
+            if (step.late !== undefined) {
+              state = { ...state, lastSent: startedLate(state, step.late.granted, step.late.byMs, limits) };
               continue;
             }
             const gated = passGate(step.at, state, limits, NEVER, step.place)!;
@@ -183,9 +212,12 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
               steps.push({ at: gated.at, delivery: step.delivery, place: gated.place });
               continue;
             }
-            const startsLate = deliveries[step.delivery]!.startsLate;
-            left.push(gated.at + Math.max(0, startsLate - LATE_DEPARTURE_MS));
-            if (startsLate > LATE_DEPARTURE_MS) steps.push({ at: gated.at + startsLate, delivery: step.delivery, lateByMs: startsLate - LATE_DEPARTURE_MS });
+            const granted = gated.granted!;
+            const startedAt = gated.at + deliveries[step.delivery]!.startsLate;
+            // Spaced for a handshake when the target was idle: the gate recorded it past its departure.
+            const lateByMs = startLatenessMs(gated.at, granted.forHandshake, startedAt);
+            left.push(lateByMs > 0 ? startedAt - UNREPORTED_LATENESS_MS : gated.at);
+            if (lateByMs > 0) steps.push({ at: startedAt, delivery: step.delivery, late: { granted, byMs: lateByMs } });
           }
           left.sort((a, b) => a - b);
           for (let i = rate; i < left.length; i++) expect(left[i]! - left[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
