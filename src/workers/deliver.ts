@@ -126,8 +126,8 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   }
 
   /**
-   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs), so the
-   * departures after it are spaced from when it really left. Not awaited: the POST goes on.
+   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs),
+   * so the departures after it are spaced from when it really left. Not awaited: the POST goes on.
    * Nothing to tell for a target paced faster than any receiver counts (accountsLateStarts).
    */
   const noteStart = (job: DeliveryJob, departure: Departure) => {
