@@ -38,6 +38,18 @@ export type DeliveryOutcome = {
 const inRange = (column: string, from: string, to: string) => `${column} >= ${from}::timestamptz AND ${column} < ${to}::timestamptz`;
 
 /**
+ * `locked_deliveries`: the deliveries among `ids` (in the range, matching `condition`), locked
+ * in id order before a statement writes them. Every statement that writes a batch of deliveries
+ * locks them so, and two batches sharing deliveries then wait for each other rather than
+ * deadlock: a plain UPDATE locks rows in whatever order its plan reads them, and a claim and an
+ * outcome write of two workers deadlocked that way under load (PostgreSQL breaks it after a
+ * second and the claim is retried: deliveries were late, never doubled).
+ */
+const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: string) => `locked_deliveries AS MATERIALIZED (
+           SELECT id FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)} AND ${condition}
+           ORDER BY id FOR NO KEY UPDATE)`;
+
+/**
  * A log row's event type. Its event is in the partition of the delivery's queued_at; a delivery
  * made before migration 7 was queued after its event, so its event is looked for by id alone.
  */
@@ -60,10 +72,11 @@ export function deliveryQueries(db: Sql) {
      */
     async claim(deliveryIds: string[], token: string): Promise<ClaimedDelivery[]> {
       const { rows } = await db.query<ClaimedDelivery>(
-        `UPDATE deliveries d SET status = 'sending', claim_token = $2,
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$3', '$4', "(d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))")}
+         UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
-         FROM hooks h, api_keys k, events e
-         WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+         FROM locked_deliveries l, hooks h, api_keys k, events e
+         WHERE d.id = l.id AND ${inRange('d.queued_at', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
            AND h.id = d.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL
            AND e.id = d.event_id AND e.created_at = d.queued_at AND ${inRange('e.created_at', '$3', '$4')}
@@ -102,16 +115,13 @@ export function deliveryQueries(db: Sql) {
      * Returns the hooks this disabled.
      */
     async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
-      // The deliveries are locked in id order before anything is written: two statements whose
-      // batches share deliveries (an outcome submitted again) then wait for each other rather
-      // than deadlock, however long the health part below holds their locks.
+      // Locked in id order before anything is written (LOCKED_IN_ID_ORDER), however long the
+      // health part below then holds the locks.
       const { rows } = await db.query<DisabledHook>(
-        `WITH mine AS (
-           SELECT id FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$8', '$9')} AND d.status = 'sending'
-           ORDER BY id FOR NO KEY UPDATE),
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$8', '$9', "d.status = 'sending'")},
          done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), mine m
+           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), locked_deliveries m
            WHERE d.id = v.id AND ${inRange('d.queued_at', '$8', '$9')} AND m.id = v.id AND d.status = 'sending'
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
@@ -132,8 +142,10 @@ export function deliveryQueries(db: Sql) {
     /** Queued deliveries that got no time within DELIVERY_MAX_WAIT: never sent. */
     async expire(deliveryIds: string[]) {
       await db.query(
-        `WITH done AS (
-           UPDATE deliveries d SET status = 'expired' WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued'
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$2', '$3', "d.status = 'queued'")},
+         done AS (
+           UPDATE deliveries d SET status = 'expired' FROM locked_deliveries l
+           WHERE d.id = l.id AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued'
            RETURNING hook_id, status),
          ${COUNT_OUTCOMES}
          SELECT count(*) FROM done`,
@@ -148,9 +160,10 @@ export function deliveryQueries(db: Sql) {
      */
     async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
       await db.query(
-        `UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
-         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place)
-         WHERE d.id = v.id AND ${inRange('d.queued_at', '$4', '$5')} AND d.status = 'queued'`,
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$4', '$5', "d.status = 'queued'")}
+         UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
+         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place), locked_deliveries l
+         WHERE d.id = v.id AND l.id = v.id AND ${inRange('d.queued_at', '$4', '$5')} AND d.status = 'queued'`,
         [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place), ...queuedRange(entries.map((e) => e.deliveryId))],
       );
     },

@@ -1,0 +1,129 @@
+import pg from 'pg';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/storage/store.js';
+import { issueKey } from '../support/app.js';
+import { openTestStore, withPostgres, type TestStore } from '../support/databases.js';
+import { newAccount } from '../support/http.js';
+
+const HOOKS = 8;
+
+/**
+ * Every statement that writes a batch of deliveries locks them in id order before writing
+ * (LOCKED_IN_ID_ORDER in src/storage/deliveries.ts), so two batches sharing deliveries wait for
+ * each other and never deadlock. Shown on the server (PGlite has one connection, so nothing
+ * there waits): with the lowest id of a batch locked elsewhere, a batch write has locked none of
+ * its other deliveries, not even one stored (and so read) before it.
+ */
+describe.runIf(withPostgres)('batch writes of deliveries on postgres', () => {
+  let opened: TestStore;
+  let holder: pg.Client;
+  let checker: pg.Client;
+  beforeAll(async () => {
+    opened = await openTestStore('postgres');
+    holder = new pg.Client({ connectionString: opened.url });
+    checker = new pg.Client({ connectionString: opened.url });
+    await Promise.all([holder.connect(), checker.connect()]);
+  });
+  afterAll(async () => {
+    await Promise.all([holder?.end(), checker?.end()]);
+    await opened?.cleanup();
+  });
+
+  /**
+   * One event to HOOKS subscriptions: deliveries of one millisecond, whose ids (UUIDv7, random
+   * after the time) are in no particular order against the order they were stored in. Returns
+   * two of them, `stored` before `lower` in the table but with the higher id.
+   */
+  async function outOfOrderPair(store: Store) {
+    const accountId = newAccount();
+    const key = await issueKey(store, accountId);
+    for (let i = 0; i < HOOKS; i++) {
+      const created = await store.hooks.create(
+        { keyId: key.id, accountId },
+        { eventType: 'new_contact', targetUrl: `https://hooks.example.com/order/${i}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+        HOOKS,
+      );
+      if (created.outcome !== 'created') throw new Error(created.outcome);
+    }
+    await store.contacts.upsert(accountId, { phone: `+1415${Math.floor(1e6 + Math.random() * 8e6)}`, fields: {} }, 'crm');
+    while ((await store.events.fanOut(100, 60_000)).events > 0);
+    const { rows } = await opened.db.query<{ id: string }>(
+      `SELECT d.id::text FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.account_id = $1 ORDER BY d.ctid`,
+      [accountId],
+    );
+    for (let i = 0; i < rows.length; i++) {
+      for (let j = i + 1; j < rows.length; j++) if (rows[i]!.id > rows[j]!.id) return { stored: rows[i]!.id, lower: rows[j]!.id };
+    }
+    throw new Error(`the ${rows.length} deliveries were stored in id order; try again`);
+  }
+
+  /** Whether `id` is locked by someone: a lock that does not wait says so. */
+  async function isLocked(id: string) {
+    await checker.query('BEGIN');
+    try {
+      await checker.query('SELECT id FROM deliveries WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [id]);
+      return false;
+    } catch (error) {
+      if ((error as { code?: string }).code === '55P03') return true;
+      throw error;
+    } finally {
+      await checker.query('ROLLBACK');
+    }
+  }
+
+  const writes: Array<[string, (store: Store, ids: string[]) => Promise<unknown>]> = [
+    ['a claim', (store, ids) => store.deliveries.claim(ids, randomUUID())],
+    ['an expiry', (store, ids) => store.deliveries.expire(ids)],
+    ['a postponement', (store, ids) => store.deliveries.postpone(ids.map((deliveryId) => ({ deliveryId, relayAt: Date.now() + 60_000, place: 0 })))],
+  ];
+  it.each(writes)('%s locks its deliveries in id order', async (_name, write) => {
+    const { stored, lower } = await outOfOrderPair(opened.store);
+    await holder.query('BEGIN');
+    let writing: Promise<unknown> | undefined;
+    try {
+      await holder.query('SELECT id FROM deliveries WHERE id = $1 FOR NO KEY UPDATE', [lower]);
+      writing = write(opened.store, [stored, lower]);
+      // The write is now waiting for `lower`; had it read in table order, it would hold `stored`.
+      await waitForLockWait(checker);
+      expect(await isLocked(stored)).toBe(false);
+    } finally {
+      await holder.query('COMMIT');
+      await writing;
+    }
+  });
+
+  it('an outcome write locks its deliveries in id order', async () => {
+    const { stored, lower } = await outOfOrderPair(opened.store);
+    const token = randomUUID();
+    expect(await opened.store.deliveries.claim([stored, lower], token)).toHaveLength(2);
+    await holder.query('BEGIN');
+    let writing: Promise<unknown> | undefined;
+    try {
+      await holder.query('SELECT id FROM deliveries WHERE id = $1 FOR NO KEY UPDATE', [lower]);
+      const outcome = { status: 'delivered' as const, responseStatus: 200, durationMs: 1 };
+      writing = opened.store.deliveries.record(
+        [stored, lower].map((deliveryId) => ({ deliveryId, ...outcome })),
+        { afterMs: 86_400_000, minFailures: 1_000_000 },
+      );
+      await waitForLockWait(checker);
+      expect(await isLocked(stored)).toBe(false);
+    } finally {
+      await holder.query('COMMIT');
+      await writing;
+    }
+  });
+});
+
+/** Waits until some session of this database waits for a row lock (the write under test). */
+async function waitForLockWait(client: pg.Client) {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+    );
+    if (rows.length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no write waited for the lock within 5 s');
+}
