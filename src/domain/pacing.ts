@@ -132,7 +132,7 @@ export function passGate(
   place?: number,
   newConnection = false,
   soonMs = SOON_MS,
-): { at: number; place: number; departs: boolean; next: PaceState; granted?: GrantedDeparture } | undefined {
+): { at: number; place: number; next: PaceState; granted?: GrantedDeparture } | undefined {
   let next = state;
   if (place === undefined) {
     place = Math.max(now, state.tail, state.holdUntil, state.hostTat - limits.hostBurstMs);
@@ -140,10 +140,10 @@ export function passGate(
   }
   const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
-  if (at > now + soonMs) return { at, place, departs: false, next };
+  if (at > now + soonMs) return { at, place, next };
   const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
   const granted = { seq: state.sent + 1, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0), forHandshake: handshake };
-  return { at, place, departs: true, next: { ...next, lastSent: granted.lastSent, sent: granted.seq }, granted };
+  return { at, place, next: { ...next, lastSent: granted.lastSent, sent: granted.seq }, granted };
 }
 
 /**

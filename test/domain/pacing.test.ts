@@ -72,17 +72,18 @@ describe('passGate: leaving', () => {
   it('grants a departure due within SOON_MS and records it; a later one comes back for its place', () => {
     const warm = { ...EMPTY_PACE_STATE, lastSent: 4_980 }; // a POST left 20 ms ago: the connection is open
     const first = passGate(5_000, warm, limits, NEVER)!;
-    expect(first).toMatchObject({ at: 4_980 + limits.targetIntervalMs, departs: true, next: { lastSent: 4_980 + limits.targetIntervalMs } });
+    expect(first).toMatchObject({ at: 4_980 + limits.targetIntervalMs, granted: { seq: 1 }, next: { lastSent: 4_980 + limits.targetIntervalMs, sent: 1 } });
     let state = first.next;
     for (let i = 0; i < 4; i++) state = passGate(5_000, state, limits, NEVER)!.next;
     const later = passGate(5_000, state, limits, NEVER)!;
     expect(later.at - 5_000).toBeGreaterThan(SOON_MS);
-    expect(later).toMatchObject({ departs: false, next: { lastSent: state.lastSent } });
+    expect(later).toMatchObject({ next: { lastSent: state.lastSent, sent: state.sent } });
+    expect(later.granted).toBeUndefined();
   });
 
   it('spaces the departure after a new connection’s by its handshake allowance too', () => {
     const first = passGate(5_000, EMPTY_PACE_STATE, limits, NEVER)!; // nothing sent before: a new connection
-    expect(first).toMatchObject({ at: 5_000, departs: true, next: { lastSent: 5_000 + NEW_CONNECTION_ALLOWANCE_MS } });
+    expect(first).toMatchObject({ at: 5_000, granted: { forHandshake: true }, next: { lastSent: 5_000 + NEW_CONNECTION_ALLOWANCE_MS } });
     expect(passGate(5_000, first.next, limits, NEVER)?.at).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS + limits.targetIntervalMs);
     const idle = { ...EMPTY_PACE_STATE, lastSent: 5_000 - IDLE_CONNECTION_MS - 1 };
     expect(passGate(5_000, idle, limits, NEVER)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
@@ -94,7 +95,9 @@ describe('passGate: leaving', () => {
 
   it('keeps a place taken before, behind any hold placed since', () => {
     const state = { ...EMPTY_PACE_STATE, tail: 9_000 };
-    expect(passGate(5_000, state, limits, NEVER, 5_400)).toMatchObject({ at: 5_400, departs: false, next: state });
+    const kept = passGate(5_000, state, limits, NEVER, 5_400)!;
+    expect(kept).toMatchObject({ at: 5_400, next: state });
+    expect(kept.granted).toBeUndefined();
     expect(passGate(5_000, { ...state, holdUntil: 7_000 }, limits, NEVER, 5_400)?.at).toBe(7_000);
   });
 
@@ -130,7 +133,7 @@ describe('passGate: leaving', () => {
             const pass = passes.shift()!;
             const gated = passGate(pass.at, state, limits, NEVER, pass.place)!;
             state = gated.next;
-            if (gated.departs) departures.push(gated.at);
+            if (gated.granted) departures.push(gated.at);
             else passes.push({ at: gated.at + deliveries[pass.delivery]!.wakesLate, delivery: pass.delivery, place: gated.place });
           }
           expect(departures).toHaveLength(deliveries.length);
@@ -208,7 +211,7 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
             }
             const gated = passGate(step.at, state, limits, NEVER, step.place)!;
             state = gated.next;
-            if (!gated.departs) {
+            if (!gated.granted) {
               steps.push({ at: gated.at, delivery: step.delivery, place: gated.place });
               continue;
             }
