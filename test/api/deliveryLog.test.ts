@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryStatus } from '../../src/domain/delivery.js';
+import type { EventType } from '../../src/domain/events.js';
 import { newKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
 import { expectError, internalAuth, newAccount, snapshot, useTestApp } from '../support/http.js';
@@ -12,6 +13,7 @@ interface LogEntry {
   id: string;
   hook_id: string;
   event_id: string;
+  event: EventType;
   status: DeliveryStatus;
   queued_at: string;
 }
@@ -20,9 +22,9 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
   const t = useTestApp(engine);
 
   /** A key and a hook of a fresh account, and helpers that make deliveries to it the way the engine does. */
-  async function subscribed(accountId = newAccount()) {
+  async function subscribed(accountId = newAccount(), event: EventType = 'new_contact') {
     const key = await newKey(t.store, accountId);
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event, target_url: 'https://example.com/h' } });
     expect(created.statusCode).toBe(201);
     const hookId: string = created.json().id;
     return {
@@ -32,8 +34,8 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
       /** `count` events fired and fanned out: one queued delivery each. Returns the delivery ids, oldest first. */
       async queue(count: number) {
         await t.db.query(
-          `INSERT INTO events (id, account_id, event_type, data) SELECT gen_random_uuid(), $1, 'new_contact', '{}' FROM generate_series(1, $2)`,
-          [accountId, count],
+          `INSERT INTO events (id, account_id, event_type, data) SELECT gen_random_uuid(), $1, $3, '{}' FROM generate_series(1, $2)`,
+          [accountId, count, event],
         );
         const ids: string[] = [];
         for (;;) {
@@ -214,6 +216,22 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
       const rest = page(await accountLog(h.accountId, `?limit=4&cursor=${first.next_cursor}`));
       expect([...first.deliveries, ...rest.deliveries].map((row) => row.id)).toStrictEqual(all.map((row) => row.id));
       expect(rest.next_cursor).toBeNull();
+    });
+
+    it('names each delivery by the type of the event it carries', async () => {
+      const contacts = await subscribed();
+      const calls = await subscribed(contacts.accountId, 'missed_call');
+      const conversations = await subscribed(contacts.accountId, 'new_conversation');
+      await contacts.queue(2);
+      await calls.queue(3);
+      await conversations.queue(1);
+      const all = page(await accountLog(contacts.accountId)).deliveries;
+      expect(all).toHaveLength(6);
+      const { rows } = await t.db.query<{ id: string; event_type: EventType }>('SELECT id, event_type FROM events WHERE account_id = $1', [contacts.accountId]);
+      const typeOf = new Map(rows.map((row) => [row.id, row.event_type]));
+      expect(all.map((row) => row.event)).toStrictEqual(all.map((row) => typeOf.get(row.event_id)));
+      expect(all.filter((row) => row.event === 'missed_call').map((row) => row.hook_id)).toStrictEqual([calls.hookId, calls.hookId, calls.hookId]);
+      expect(page(await calls.get()).deliveries.map((row) => row.event)).toStrictEqual(['missed_call', 'missed_call', 'missed_call']);
     });
 
     it.each([
