@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATE_DEPARTURE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { MAX_PER_SECOND_RANGE } from '../../src/domain/hooks.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
@@ -62,8 +63,11 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     await redis?.cleanup();
   });
 
-  /** `count` queued deliveries to a new subscription paced at `maxPerSecond`, and a deliverer with its own pacer. */
-  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000), base = receiver.url) {
+  /**
+   * `count` queued deliveries to a new subscription paced at `maxPerSecond` (or, when null, at
+   * the deliverer's `ratePerTarget`), and a deliverer with its own pacer.
+   */
+  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000), base = receiver.url, ratePerTarget = 1_000) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
@@ -80,7 +84,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       store: t.store,
       pacer,
       poster,
-      settings: { ratePerTarget: 1_000, maxWaitMs: 60_000 },
+      settings: { ratePerTarget, maxWaitMs: 60_000 },
       metrics,
       log,
       secretsKey: undefined,
@@ -172,6 +176,33 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       expect((await metrics.lateStarts.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
     } finally {
       await pacer.close();
+      await slow.close();
+    }
+  });
+
+  it('counts a handshake within its allowance as on time: the first POST to a target is not reported late for it', async () => {
+    // Longer than the lateness allowed on a reused connection, well within a new one's allowance.
+    const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), NEW_CONNECTION_ALLOWANCE_MS / 2);
+    try {
+      const { jobs, deliverer, metrics } = await queuedDeliveries('/late/handshake', 5, 1, createLocalPacer(1_000), slow.url);
+      await deliverUntilDone(deliverer, jobs[0]!);
+      expect(receiver.requests.filter((request) => request.path === '/late/handshake')).toHaveLength(1);
+      expect((await metrics.lateStarts.get()).values[0]?.value ?? 0).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('reports no late start for a target paced faster than any receiver counts, however late its POSTs start', async () => {
+    const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), 2 * (NEW_CONNECTION_ALLOWANCE_MS + LATE_DEPARTURE_MS));
+    try {
+      // No max_per_second: paced at a DELIVERY_RATE_PER_TARGET above MAX_PER_SECOND_RANGE, a cap no receiver counts to.
+      const ratePerTarget = MAX_PER_SECOND_RANGE.max * 10;
+      const { jobs, deliverer, metrics } = await queuedDeliveries('/late/unpaced', null, 8, createLocalPacer(1_000), slow.url, ratePerTarget);
+      await Promise.all(jobs.map((job) => deliverUntilDone(deliverer, job)));
+      expect(receiver.requests.filter((request) => request.path === '/late/unpaced')).toHaveLength(8);
+      expect((await metrics.lateStarts.get()).values[0]?.value ?? 0).toBe(0);
+    } finally {
       await slow.close();
     }
   });
