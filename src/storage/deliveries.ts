@@ -212,8 +212,8 @@ export function deliveryQueries(db: Sql) {
       const { rows } = await db.query<LogRow>(
         // A delivery's event type is its hook's: fan-out makes deliveries only for the hooks of
         // the event's type, a hook's type never changes, and its row stays while deliveries
-        // point at it. Read from the hook, not the event, the page's plan covers one small table
-        // instead of every day of events: 0.1 ms of planning where the events lookup took 0.5.
+        // point at it. Read from the hook, the page's plan takes in one small table, not every
+        // day partition of events: 0.1 ms of planning where the events lookup took 0.5.
         `SELECT d.id, d.hook_id, d.event_id, h.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at,
            to_char(d.queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
          FROM deliveries d JOIN hooks h ON h.id = d.hook_id
