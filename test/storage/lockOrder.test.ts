@@ -5,6 +5,7 @@ import type { Store } from '../../src/storage/store.js';
 import { issueKey } from '../support/app.js';
 import { openTestStore, withPostgres, type TestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
+import { waitUntil } from '../../kit/waiting.js';
 
 const HOOKS = 8;
 
@@ -72,41 +73,37 @@ describe.runIf(withPostgres)('batch writes of deliveries on postgres', () => {
     }
   }
 
-  const writes: Array<[string, (store: Store, ids: string[]) => Promise<unknown>]> = [
-    ['a claim', (store, ids) => store.deliveries.claim(ids, randomUUID())],
-    ['an expiry', (store, ids) => store.deliveries.expire(ids)],
-    ['a postponement', (store, ids) => store.deliveries.postpone(ids.map((deliveryId) => ({ deliveryId, relayAt: Date.now() + 60_000, place: 0 })))],
+  /** A batch write of `ids`, and what must be done to them before it (unlocked): an outcome is recorded for a claim. */
+  interface BatchWrite {
+    before?: (store: Store, ids: string[]) => Promise<unknown>;
+    write: (store: Store, ids: string[]) => Promise<unknown>;
+  }
+  const writes: Array<[string, BatchWrite]> = [
+    ['a claim', { write: (store, ids) => store.deliveries.claim(ids, randomUUID()) }],
+    ['an expiry', { write: (store, ids) => store.deliveries.expire(ids) }],
+    ['a postponement', { write: (store, ids) => store.deliveries.postpone(ids.map((deliveryId) => ({ deliveryId, relayAt: Date.now() + 60_000, place: 0 }))) }],
+    [
+      'an outcome write',
+      {
+        before: async (store, ids) => expect(await store.deliveries.claim(ids, randomUUID())).toHaveLength(ids.length),
+        write: (store, ids) =>
+          store.deliveries.record(
+            ids.map((deliveryId) => ({ deliveryId, status: 'delivered' as const, responseStatus: 200, durationMs: 1 })),
+            { afterMs: 86_400_000, minFailures: 1_000_000 },
+          ),
+      },
+    ],
   ];
-  it.each(writes)('%s locks its deliveries in id order', async (_name, write) => {
+  it.each(writes)('%s locks its deliveries in id order', async (_name, { before, write }) => {
     const { stored, lower } = await outOfOrderPair(opened.store);
+    await before?.(opened.store, [stored, lower]);
     await holder.query('BEGIN');
     let writing: Promise<unknown> | undefined;
     try {
       await holder.query('SELECT id FROM deliveries WHERE id = $1 FOR NO KEY UPDATE', [lower]);
       writing = write(opened.store, [stored, lower]);
       // The write is now waiting for `lower`; had it read in table order, it would hold `stored`.
-      await waitForLockWait(checker);
-      expect(await isLocked(stored)).toBe(false);
-    } finally {
-      await holder.query('COMMIT');
-      await writing;
-    }
-  });
-
-  it('an outcome write locks its deliveries in id order', async () => {
-    const { stored, lower } = await outOfOrderPair(opened.store);
-    const token = randomUUID();
-    expect(await opened.store.deliveries.claim([stored, lower], token)).toHaveLength(2);
-    await holder.query('BEGIN');
-    let writing: Promise<unknown> | undefined;
-    try {
-      await holder.query('SELECT id FROM deliveries WHERE id = $1 FOR NO KEY UPDATE', [lower]);
-      const outcome = { status: 'delivered' as const, responseStatus: 200, durationMs: 1 };
-      writing = opened.store.deliveries.record(
-        [stored, lower].map((deliveryId) => ({ deliveryId, ...outcome })),
-        { afterMs: 86_400_000, minFailures: 1_000_000 },
-      );
-      await waitForLockWait(checker);
+      await waitUntil(() => someoneWaitsForALock(checker), 5_000, 'no write waited for the lock');
       expect(await isLocked(stored)).toBe(false);
     } finally {
       await holder.query('COMMIT');
@@ -115,15 +112,10 @@ describe.runIf(withPostgres)('batch writes of deliveries on postgres', () => {
   });
 });
 
-/** Waits until some session of this database waits for a row lock (the write under test). */
-async function waitForLockWait(client: pg.Client) {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    const { rows } = await client.query(
-      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-    );
-    if (rows.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('no write waited for the lock within 5 s');
+/** Whether some other session of this database waits for a lock (the write under test). */
+async function someoneWaitsForALock(client: pg.Client) {
+  const { rows } = await client.query(
+    `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+  );
+  return rows.length > 0;
 }
