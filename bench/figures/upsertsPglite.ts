@@ -62,7 +62,10 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
         const inProcessStore: UpsertReference = {
           pauseMs: 0,
           open: async () => ({
-            upsert: async (phone) => (await contactQueries(direct).upsert('bench', { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, 'bench')).action === 'inserted' ? 'inserted' : 'updated',
+            upsert: async (phone) => {
+              const [result] = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }]);
+              return result!.action === 'inserted' ? 'inserted' : 'updated';
+            },
             close: async () => {},
           }),
         };

@@ -5,6 +5,8 @@ import { isUuid } from '../domain/ids.js';
 import type { Caller } from '../domain/apiKey.js';
 import type { ServiceDeps } from './types.js';
 import { announceEvents } from './publish.js';
+import { groupCommit } from '../storage/groupCommit.js';
+import type { ContactToUpsert } from '../storage/contacts.js';
 
 export interface UpsertAnswer {
   action: 'inserted' | 'updated' | 'skipped';
@@ -24,6 +26,9 @@ const shown = (contact: StoredContact) => ({
 
 /** Contacts: the one upsert (public API and CRM sync alike), reading one, and owner edits. */
 export function contactServices({ store, newEvents, config }: ServiceDeps) {
+  // Upserts made at the same time share one statement and one commit.
+  const upserted = groupCommit((entries: ContactToUpsert[]) => store.contacts.upsert(entries));
+
   /**
    * The one upsert path: the public API (source = the key's label) and every CRM sync (source =
    * the CRM) come through here, so owner edits and matching hold the same for both.
@@ -35,7 +40,7 @@ export function contactServices({ store, newEvents, config }: ServiceDeps) {
       const contactId = valid.phone ? await store.contacts.findIdByPhone(accountId, valid.phone) : undefined;
       return { action: 'skipped', contact_id: contactId ?? null, reason: valid.skip };
     }
-    const result = await store.contacts.upsert(accountId, valid, source);
+    const result = await upserted.submit({ accountId, input: valid, source });
     announceEvents(newEvents, result.eventIds);
     return result.action === 'skipped'
       ? { action: 'skipped', contact_id: result.contactId, reason: result.reason }

@@ -19,50 +19,104 @@ interface ContactRow {
 const CONTACT_COLUMNS = 'id, phone, name, email, source, owner_fields';
 const toContact = (row: ContactRow): StoredContact => ({ ...row, ownerFields: row.owner_fields });
 
+/** One upsert to apply: the account's contact with this phone, from `source`. */
+export interface ContactToUpsert {
+  accountId: string;
+  input: ValidContact;
+  source: string;
+}
+
+/**
+ * Upserts of distinct contacts in one statement. On an existing contact, the upsert rules of
+ * src/domain/contact.ts are applied to the row as it is at that instant, under its lock, so an
+ * owner edit racing the upsert always wins: a field sent is written unless the owner holds it; a
+ * field not sent (NULL here) is never blanked; when every field sent is owner-held, nothing is
+ * written and the upsert is `skipped` (`owner_edited`). A new contact's `new_contact` event is
+ * written by the same statement. Rows are inserted in (account, phone) order, so two batches
+ * that share contacts lock them in the same order and never deadlock. Each input row `n` gets a
+ * row back, except one whose contact was committed by another upsert after this statement's
+ * snapshot while nothing here changed it.
+ */
+const UPSERT_DISTINCT = `WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::uuid[], $8::json[])
+      WITH ORDINALITY AS i (id, account_id, phone, name, email, source, event_id, data, n)),
+  upserted AS (
+    INSERT INTO contacts AS c (id, account_id, phone, name, email, source)
+    SELECT id, account_id, phone, name, email, source FROM input ORDER BY account_id, phone
+    ON CONFLICT (account_id, phone) DO UPDATE SET
+      name = CASE WHEN 'name' = ANY(c.owner_fields) THEN c.name ELSE coalesce(EXCLUDED.name, c.name) END,
+      email = CASE WHEN 'email' = ANY(c.owner_fields) THEN c.email ELSE coalesce(EXCLUDED.email, c.email) END,
+      updated_at = clock_timestamp()
+    -- Only when a field sent and not owner-held differs: an upsert that changes nothing writes nothing.
+    WHERE (EXCLUDED.name IS NOT NULL AND NOT 'name' = ANY(c.owner_fields) AND EXCLUDED.name IS DISTINCT FROM c.name)
+       OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
+    RETURNING c.id, c.account_id, c.phone, (c.xmax = 0) AS inserted),
+  fired AS (
+    INSERT INTO events (id, account_id, event_type, data)
+    SELECT i.event_id, i.account_id, 'new_contact', i.data FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted)
+  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action
+  FROM input i JOIN upserted u USING (account_id, phone)
+  UNION ALL
+  SELECT i.n::int, c.id,
+    CASE WHEN (i.name IS NOT NULL OR i.email IS NOT NULL)
+          AND (i.name IS NULL OR 'name' = ANY(c.owner_fields)) AND (i.email IS NULL OR 'email' = ANY(c.owner_fields))
+      THEN 'skipped' ELSE 'updated' END
+  FROM input i JOIN contacts c ON c.account_id = i.account_id AND c.phone = i.phone
+  WHERE NOT EXISTS (SELECT 1 FROM upserted u WHERE u.account_id = i.account_id AND u.phone = i.phone)`;
+
 export function contactQueries(db: Database) {
   return {
     /**
-     * Creates or updates the account's contact with this phone, in one statement (so atomically,
-     * and in one round trip), with the new contact's `new_contact` event. On an existing contact,
-     * the upsert rules of src/domain/contact.ts are applied to the row as it is at that instant,
-     * under its lock, so an owner edit racing the upsert always wins: a field sent is written
-     * unless the owner holds it; a field not sent is never blanked; when every field sent is
-     * owner-held, nothing is written and the upsert is `skipped` (`owner_edited`). Concurrent
-     * upserts of a new phone meet on the unique (account_id, phone): one inserts, the others update.
+     * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
+     * returns each entry's result in order. Distinct contacts share one statement (so one round
+     * trip and one commit); a contact named twice is upserted again by the next statement, in
+     * the order given. Concurrent upserts of a new phone meet on the unique (account_id, phone):
+     * one inserts, the others update.
      */
-    async upsert(accountId: string, input: ValidContact, source: string): Promise<UpsertResult> {
-      const id = randomUUID();
-      const eventId = randomUUID();
-      const { name = null, email = null } = input.fields;
-      const sent = Object.keys(input.fields);
-      const data = JSON.stringify({ contact_id: id, name: name ?? '', phone: input.phone, source });
-      for (;;) {
-        const { rows } = await db.query<{ id: string; action: UpsertResult['action'] }>(
-          `WITH upserted AS (
-             INSERT INTO contacts AS c (id, account_id, phone, name, email, source) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (account_id, phone) DO UPDATE SET
-               name = CASE WHEN 'name' = ANY(c.owner_fields) THEN c.name ELSE coalesce(EXCLUDED.name, c.name) END,
-               email = CASE WHEN 'email' = ANY(c.owner_fields) THEN c.email ELSE coalesce(EXCLUDED.email, c.email) END,
-               updated_at = clock_timestamp()
-             -- Only when a field sent and not owner-held differs: an upsert that changes nothing writes nothing.
-             WHERE (EXCLUDED.name IS NOT NULL AND NOT 'name' = ANY(c.owner_fields) AND EXCLUDED.name IS DISTINCT FROM c.name)
-                OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
-             RETURNING c.id, (c.xmax = 0) AS inserted),
-           fired AS (INSERT INTO events (id, account_id, event_type, data) SELECT $7, $2, 'new_contact', $8 FROM upserted WHERE inserted)
-           SELECT id, CASE WHEN inserted THEN 'inserted' ELSE 'updated' END AS action FROM upserted
-           UNION ALL
-           SELECT id, CASE WHEN cardinality($9::text[]) > 0 AND $9::text[] <@ owner_fields THEN 'skipped' ELSE 'updated' END
-           FROM contacts WHERE account_id = $2 AND phone = $3 AND NOT EXISTS (SELECT 1 FROM upserted)`,
-          [id, accountId, input.phone, name, email, source, eventId, data, sent],
-        );
-        const row = rows[0];
-        // None: the contact was committed by another upsert after this statement's snapshot, and
-        // nothing here changed it; the next try sees it.
-        if (!row) continue;
-        if (row.action === 'inserted') return { action: 'inserted', contactId: row.id, eventIds: [eventId] };
-        if (row.action === 'skipped') return { action: 'skipped', contactId: row.id, reason: 'owner_edited', eventIds: [] };
-        return { action: 'updated', contactId: row.id, eventIds: [] };
+    async upsert(entries: ContactToUpsert[]): Promise<UpsertResult[]> {
+      const rows = entries.map(({ accountId, input, source }) => {
+        const id = randomUUID();
+        const { name = null, email = null } = input.fields;
+        const data = JSON.stringify({ contact_id: id, name: name ?? '', phone: input.phone, source });
+        return { id, accountId, phone: input.phone, name, email, source, eventId: randomUUID(), data };
+      });
+      const results: UpsertResult[] = [];
+      let waiting = rows.map((_, index) => index);
+      while (waiting.length > 0) {
+        const contacts = new Set<string>();
+        const now: number[] = [];
+        const later: number[] = [];
+        for (const index of waiting) {
+          const contact = `${rows[index]!.accountId}\n${rows[index]!.phone}`;
+          (contacts.has(contact) ? later : now).push(index);
+          contacts.add(contact);
+        }
+        const batch = now.map((index) => rows[index]!);
+        const column = <T>(read: (row: (typeof rows)[number]) => T) => batch.map(read);
+        const answered = await db.query<{ n: number; id: string; action: UpsertResult['action'] }>(UPSERT_DISTINCT, [
+          column((row) => row.id),
+          column((row) => row.accountId),
+          column((row) => row.phone),
+          column((row) => row.name),
+          column((row) => row.email),
+          column((row) => row.source),
+          column((row) => row.eventId),
+          column((row) => row.data),
+        ]);
+        for (const { n, id, action } of answered.rows) {
+          const index = now[n - 1]!;
+          results[index] =
+            action === 'inserted'
+              ? { action, contactId: id, eventIds: [rows[index]!.eventId] }
+              : action === 'skipped'
+                ? { action, contactId: id, reason: 'owner_edited', eventIds: [] }
+                : { action, contactId: id, eventIds: [] };
+        }
+        // Unanswered: the contact was committed by another upsert after the statement's
+        // snapshot; the next statement sees it.
+        waiting = [...now.filter((index) => !results[index]), ...later].sort((a, b) => a - b);
       }
+      return results;
     },
 
     async findIdByPhone(accountId: string, phone: string) {

@@ -6,7 +6,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
 import { issueKey } from '../support/app.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, useTestStore, upsertContact } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 /** Outcome writes keep hook health; the rule here never disables. */
@@ -34,7 +34,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    for (let i = 0; i < count; i++) await t.store.contacts.upsert(accountId, { phone: `+1${phone++}`, fields: {} }, 'crm');
+    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1${phone++}`, fields: {} }, 'crm');
     const ids: string[] = [];
     for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) {
       ids.push(...taken.deliveries.filter((row) => row.account_id === accountId).map((row) => row.delivery_id));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, useTestStore, upsertContact } from '../support/databases.js';
 
 /**
  * The upsert holds no lock between reading a contact and writing it; an owner edit landing in
@@ -11,8 +11,8 @@ describe.each(engines())('upsert racing an owner edit on %s', (engine) => {
   it('never overwrites a field the owner took while the upsert was planning', async () => {
     for (let round = 0; round < 30; round++) {
       const phone = `+1415555${String(round).padStart(4, '0')}`;
-      const created = await t.store.contacts.upsert('acct', { phone, fields: { name: 'Initial' } }, 'api');
-      const sync = (i: number) => t.store.contacts.upsert('acct', { phone, fields: { name: `Sync ${i}` } }, 'hubspot');
+      const created = await upsertContact(t.store, 'acct', { phone, fields: { name: 'Initial' } }, 'api');
+      const sync = (i: number) => upsertContact(t.store, 'acct', { phone, fields: { name: `Sync ${i}` } }, 'hubspot');
       await Promise.all([
         ...Array.from({ length: 8 }, (_, i) => sync(i)),
         t.store.contacts.applyOwnerEdit('acct', created.contactId, { name: 'Owner' }),

@@ -6,7 +6,7 @@ import type { Database } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/store.js';
 import { maintenanceSettings, runMaintenancePass } from '../../src/workers/maintenance.js';
 import { buildTestApp, newKey, testConfig } from '../support/app.js';
-import { engines, openTestStore } from '../support/databases.js';
+import { engines, openTestStore, upsertContact } from '../support/databases.js';
 import { internalAuth, newAccount } from '../support/http.js';
 
 const HOUR = 3_600_000;
@@ -105,7 +105,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
     const recentDelivery = await delivery(oldWithRecentDelivery, deletedWithRecentLog, 'expired', RECENT);
     const oldCalls = await Promise.all([1, 2, 3, 4, 5].map(() => call(accountId, OLD)));
     const recentCall = await call(accountId, RECENT);
-    const contact = await store.contacts.upsert(accountId, { phone: '+14155550100', fields: { name: 'Kept' } }, 'api');
+    const contact = await upsertContact(store, accountId, { phone: '+14155550100', fields: { name: 'Kept' } }, 'api');
     await db.query('UPDATE contacts SET created_at = $2, updated_at = $2 WHERE id = $1', [contact.contactId, ago(1000 * HOUR)]);
     // Its new_contact event, just fired and not yet fanned out.
     const contactEvent = (await db.query<{ id: string }>(`SELECT id::text FROM events WHERE data->>'contact_id' = $1`, [contact.contactId])).rows[0]!.id;

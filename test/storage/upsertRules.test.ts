@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidContact } from '../../src/domain/contact.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, useTestStore, upsertContact } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 let phone = 4155560000;
@@ -17,10 +17,10 @@ describe.each(engines())('the upsert rules on %s', (engine) => {
   async function upsertOnto(held: ('name' | 'email')[], fields: ValidContact['fields']) {
     const accountId = newAccount();
     const contact: ValidContact = { phone: `+1${phone++}`, fields: { name: 'Stored Name', email: 'stored@example.com' } };
-    const created = await t.store.contacts.upsert(accountId, contact, 'zapier');
+    const created = await upsertContact(t.store, accountId, contact, 'zapier');
     expect(created).toMatchObject({ action: 'inserted', eventIds: [expect.any(String)] });
     if (held.length > 0) await t.store.contacts.applyOwnerEdit(accountId, created.contactId, Object.fromEntries(held.map((field) => [field, `Owner ${field}`])));
-    const answer = await t.store.contacts.upsert(accountId, { phone: contact.phone, fields }, 'hubspot');
+    const answer = await upsertContact(t.store, accountId, { phone: contact.phone, fields }, 'hubspot');
     const after = await t.store.contacts.get(accountId, created.contactId);
     return { answer, after: { name: after?.name, email: after?.email, source: after?.source }, contactId: created.contactId };
   }

@@ -5,6 +5,7 @@ import { openPostgres, type Database } from '../../src/storage/database.js';
 import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
+import type { ValidContact } from '../../src/domain/contact.js';
 
 /** Tests read what they need from the store itself; its own warnings would only be noise. */
 export const silentLog = pino({ level: 'silent' });
@@ -89,4 +90,10 @@ export function useTestStore(engine: Engine): Pick<TestStore, 'store' | 'db'> {
       return current().db;
     },
   };
+}
+
+/** One upsert straight through storage, as a batch of one. */
+export async function upsertContact(store: Store, accountId: string, input: ValidContact, source: string) {
+  const [result] = await store.contacts.upsert([{ accountId, input, source }]);
+  return result!;
 }

@@ -11,7 +11,7 @@ import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { waitUntil } from '../../kit/waiting.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
 import { issueKey } from '../support/app.js';
-import { useTestStore, withPostgres } from '../support/databases.js';
+import { useTestStore, withPostgres, upsertContact } from '../support/databases.js';
 import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
@@ -76,7 +76,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    for (let i = 0; i < count; i++) await t.store.contacts.upsert(accountId, { phone: `+1415555${String(phone++)}`, fields: {} }, 'crm');
+    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1415555${String(phone++)}`, fields: {} }, 'crm');
     const { deliveries } = await t.store.events.fanOut(100, 60_000);
     const jobs = deliveries.filter((delivery) => delivery.account_id === accountId).map(deliveryJobOf);
     const metrics = createMetrics();

@@ -7,7 +7,7 @@ import type { DeliveryJob } from '../../src/workers/jobs.js';
 import { runMaintenancePass } from '../../src/workers/maintenance.js';
 import { startOutboxRelay } from '../../src/workers/outboxRelay.js';
 import { issueKey } from '../support/app.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, useTestStore, upsertContact } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
 const log = pino({ level: 'silent' });
@@ -51,7 +51,7 @@ describe.each(engines())('the outbox on %s', (engine) => {
   it('fans out every event waiting in the outbox, far past one batch, each once', async () => {
     const accountId = 'outbox-fan-out';
     await subscribedAccount(t.store, accountId);
-    for (let i = 0; i < 357; i++) await t.store.contacts.upsert(accountId, { phone: `+1415300${String(i).padStart(4, '0')}`, fields: {} }, 'crm');
+    for (let i = 0; i < 357; i++) await upsertContact(t.store, accountId, { phone: `+1415300${String(i).padStart(4, '0')}`, fields: {} }, 'crm');
     const { queue, seen } = recordingQueue();
     const fanOut = startFanOut(t.store, queue, { readyLimit: 10_000, log });
     try {
