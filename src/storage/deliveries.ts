@@ -51,7 +51,7 @@ const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: st
 
 /**
  * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
- * one statement and one commit (src/workers/groupCommit.ts); a batch of one is a batch too.
+ * one statement and one commit (src/storage/groupCommit.ts); a batch of one is a batch too.
  */
 export function deliveryQueries(db: Sql) {
   return {

@@ -1,5 +1,5 @@
 /**
- * Group commit: the writes of concurrent deliveries (claims, outcomes, expiries) share one
+ * Group commit: concurrent writes of one kind (claims, outcomes, calls, upserts) share one
  * statement and one commit. A write is submitted and awaited as if it were alone; those
  * submitted while a batch is being written form the next batch. So an idle engine writes each
  * at once, and a busy one writes as many per commit as arrived during the last one, with no
