@@ -38,11 +38,15 @@ export function eventQueries(db: Sql) {
            SELECT id, account_id, event_type, created_at FROM events WHERE dispatched_at IS NULL
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
          marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
+         -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
+         -- so however the planner sizes the tables, it cannot become a hash join over every hook.
          targets AS (
            SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state FROM picked p
-           JOIN hooks h ON h.account_id = p.account_id AND h.event_type = p.event_type
-             AND h.deleted_at IS NULL AND h.created_at <= p.created_at
-           JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL),
+           CROSS JOIN LATERAL (
+             SELECT h.id, h.state FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+             WHERE h.account_id = p.account_id AND h.event_type = p.event_type
+               AND h.deleted_at IS NULL AND h.created_at <= p.created_at
+             OFFSET 0) h),
          queued AS (
            -- queued_at is the event's time: its day partition, and the time in the delivery's id.
            INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
