@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import type { Database, Sql } from './database.js';
+import { preparedQueries } from './pglitePrepared.js';
 
 /**
  * PGlite's own settings, for a process that must fit a small box. PostgreSQL's default 128 MB of
@@ -78,11 +79,10 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initdbInChild(dataDir);
   const db = await PGlite.create(dataDir, { postgresqlconf: PGLITE_SETTINGS });
   const takeTurn = createTurns();
-  const adapt = (sql: Pick<PGlite, 'query' | 'exec'>): Sql => ({
-    query: async (text, params) => {
-      const result = await sql.query<never>(text, params);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
-    },
+  // Named prepared statements over PGlite's one connection, inside a transaction as outside it.
+  const query = preparedQueries(db);
+  const adapt = (sql: Pick<PGlite, 'exec'>): Sql => ({
+    query,
     exec: async (text) => {
       await sql.exec(text);
     },
