@@ -6,8 +6,9 @@
  * fresh database is created and dropped) and Redis (BENCH_REDIS_URL, default
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
- * BENCH_ONLY=scaleOut runs that one figure alone (also upsertsPglite, pacedRateEmbedded,
- * pacedRateWorkers, restartTime: the figures that need nothing from the others), e.g.
+ * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2 as its reference,
+ * fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
+ * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
  */
@@ -41,6 +42,10 @@ const NOTES = [
   `Logs of every process: ${LOG_DIR}.`,
 ];
 
+/** Web + 1 worker on PostgreSQL and Redis, pacing raised out of the way: the engine figures' stack. */
+const startEngineStack = (ctx: BenchContext) =>
+  startPostgresStack(ctx, ENGINE_ENV, { web: 'web (PostgreSQL + Redis)', worker: 'worker (PostgreSQL + Redis)' }, 1);
+
 /** Web + PACED_WORKERS workers on PostgreSQL and Redis, with the service's default pacing. */
 const startPacedStack = (ctx: BenchContext) =>
   startPostgresStack(ctx, {}, { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' }, PACED_WORKERS);
@@ -55,9 +60,36 @@ async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
   }
 }
 
+/** The embedded figure with the one it is measured against: figure 2 with one worker. */
+async function embeddedAlone(ctx: BenchContext): Promise<FigureResult> {
+  const engine = await startEngineStack(ctx);
+  const deliver = { accountId: 'deliver', channel: '/d' };
+  let throughput: FigureResult & { perSecond: number };
+  try {
+    await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
+    throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
+  } finally {
+    await engine.stop();
+  }
+  const alone = await embedded(ctx, throughput.perSecond);
+  return { ...alone, rows: [...throughput.rows, ...alone.rows] };
+}
+
+/** Figure 4 on an engine stack of its own. */
+async function fanOutAlone(ctx: BenchContext): Promise<FigureResult> {
+  const engine = await startEngineStack(ctx);
+  try {
+    return await fanOut(ctx, engine);
+  } finally {
+    await engine.stop();
+  }
+}
+
 /** What BENCH_ONLY may name: figures that need nothing from those before them. */
 const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   scaleOut,
+  embedded: embeddedAlone,
+  fanOut: fanOutAlone,
   upsertsPglite,
   pacedRateEmbedded,
   pacedRateWorkers: pacedRateWorkersAlone,
@@ -68,7 +100,7 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
 /** The figures in the order they run, each handed what it needs from those before it. */
 async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   const results: FigureResult[] = [];
-  const engine = await startPostgresStack(ctx, ENGINE_ENV, { web: 'web (PostgreSQL + Redis)', worker: 'worker (PostgreSQL + Redis)' }, 1);
+  const engine = await startEngineStack(ctx);
   const deliver = { accountId: 'deliver', channel: '/d' };
   await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
   const throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
