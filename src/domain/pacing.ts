@@ -114,36 +114,57 @@ export const SOON_MS = 250;
 export const IDLE_CONNECTION_MS = 4_000;
 export const NEW_CONNECTION_ALLOWANCE_MS = 250;
 
+/** What a pass at the gate asks beyond the delivery's own target and limits. */
+export interface GateAsk {
+  /** Its place in line from an earlier pass; absent the first time, when it takes one. */
+  place?: number | undefined;
+  /** Its claim commits first: its departure comes no sooner than this long from now. */
+  leadMs?: number;
+  /** A departure further off than this is not granted but waited for (SOON_MS by default). */
+  soonMs?: number;
+  /** Its POST will likely open a connection (its process has none to the host): see NEW_CONNECTION_ALLOWANCE_MS. */
+  newConnection?: boolean;
+}
+
 /**
- * The gate. A delivery without a place takes one (the first conforming time at or after `now`,
- * the soonest it could leave, under both limits and the hold); one with a place keeps it. It may
- * leave at its place, or as soon after as the interval since the last departure and the hold
- * allow: `at`. When `at` is within `soonMs` (SOON_MS unless the caller can wait less), the
- * departure is its own (recorded: the next one leaves an interval after it, and
- * NEW_CONNECTION_ALLOWANCE_MS more when this one will open a connection); later, it comes back
- * then, keeping its place. Undefined when `at` comes after `latest` (it would
- * wait past DELIVERY_MAX_WAIT): nothing is taken then.
+ * The gate. A delivery without a place takes one (the first conforming time at or after `now`
+ * plus its lead, the soonest it could leave, under both limits and the hold); one with a place
+ * keeps it. Its departure, `at`, is at its place, or as soon after as the interval since the last
+ * departure and the hold allow. When `at` is within `soonMs`, the departure is its own: recorded,
+ * so the next one leaves an interval after it (and NEW_CONNECTION_ALLOWANCE_MS more when this
+ * one will open a connection). Later, it comes back then, keeping its place.
+ * Undefined when `at` comes after `latest` (it would wait past DELIVERY_MAX_WAIT): nothing is
+ * taken then.
+ *
+ * `from`: once its claim has committed, a granted delivery may leave this early, up to its lead
+ * before `at`, but never sooner than an interval after the last departure recorded, nor within a
+ * hold. Leaving early only widens the gap to the next departure, which is spaced from `at`; so
+ * consecutive POSTs to a target are still an interval apart, while a claim that commits sooner
+ * than its lead foresaw costs the POST nothing. (Its place in line and its (account, host)
+ * budget's pace may be run ahead of by that much: never more than a claim lead.)
  */
 export function passGate(
   now: number,
   state: PaceState,
   limits: PaceLimits,
   latest: number,
-  place?: number,
-  newConnection = false,
-  soonMs = SOON_MS,
-): { at: number; place: number; next: PaceState; granted?: GrantedDeparture } | undefined {
+  ask: GateAsk = {},
+): { at: number; from: number; place: number; next: PaceState; granted?: GrantedDeparture } | undefined {
+  const leadMs = ask.leadMs ?? 0;
+  const earliest = now + leadMs;
+  let { place } = ask;
   let next = state;
   if (place === undefined) {
-    place = Math.max(now, state.tail, state.holdUntil, state.hostTat - limits.hostBurstMs);
+    place = Math.max(earliest, state.tail, state.holdUntil, state.hostTat - limits.hostBurstMs);
     next = { ...state, tail: place + limits.targetIntervalMs, hostTat: Math.max(state.hostTat, place) + limits.hostIntervalMs };
   }
-  const at = Math.max(place, now, state.lastSent + limits.targetIntervalMs, state.holdUntil);
+  const at = Math.max(place, earliest, state.lastSent + limits.targetIntervalMs, state.holdUntil);
   if (at > latest) return undefined;
-  if (at > now + soonMs) return { at, place, next };
-  const handshake = newConnection || at - state.lastSent > IDLE_CONNECTION_MS;
+  const from = Math.max(at - leadMs, state.lastSent + limits.targetIntervalMs, state.holdUntil);
+  if (at > earliest + (ask.soonMs ?? SOON_MS)) return { at, from, place, next };
+  const handshake = ask.newConnection === true || at - state.lastSent > IDLE_CONNECTION_MS;
   const granted = { seq: state.sent + 1, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0), forHandshake: handshake };
-  return { at, place, next: { ...next, lastSent: granted.lastSent, sent: granted.seq }, granted };
+  return { at, from, place, next: { ...next, lastSent: granted.lastSent, sent: granted.seq }, granted };
 }
 
 /**

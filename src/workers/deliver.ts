@@ -57,11 +57,17 @@ const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
-/** A departure the gate granted: when (epoch ms), and the pacer's record of it. */
+/** A departure the gate granted: when (epoch ms), how soon it may leave once claimed, and the pacer's record of it. */
 interface Departure {
   at: number;
+  from: number;
   granted: GrantedDeparture;
 }
+
+const departureOf = (gated: { inMs: number; fromMs: number; granted: GrantedDeparture }): Departure => {
+  const now = Date.now();
+  return { at: now + gated.inMs, from: now + gated.fromMs, granted: gated.granted };
+};
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   if (posted.kind === 'response') {
@@ -122,7 +128,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return undefined;
     });
     const gated = await Promise.race([answer, sleep(LATE_DEPARTURE_MS).then(() => undefined)]);
-    return gated?.kind === 'go' ? { at: Date.now() + gated.inMs, granted: gated.granted } : undefined;
+    return gated?.kind === 'go' ? departureOf(gated) : undefined;
   }
 
   /**
@@ -167,8 +173,9 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       metrics.lateDepartures.inc();
       departure = (await departureAgain(job)) ?? departure;
     }
-    // Claimed a moment early (claimLead): the POST leaves at its departure, not a commit later.
-    if (departure.at > Date.now()) await sleep(departure.at - Date.now());
+    // Claimed a moment early (claimLead): the POST leaves by its departure, not a commit later,
+    // and as soon as the claim is in when the gate let it (`from`).
+    if (departure.from > Date.now()) await sleep(departure.from - Date.now());
     if (tooLate()) {
       await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
       return 'late';
@@ -216,7 +223,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     if (gated.kind === 'wait') return waitForPlace(gated.job, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
     // nothing) but for the last moment, the lead, in which the claim commits.
-    const departure = { at: Date.now() + gated.inMs, granted: gated.granted };
+    const departure = departureOf(gated);
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
     const late = Date.now() > departure.at + LATE_DEPARTURE_MS;
     if (late) metrics.lateDepartures.inc();

@@ -1,4 +1,4 @@
-import type { GrantedDeparture } from '../domain/pacing.js';
+import type { GateAsk, GrantedDeparture } from '../domain/pacing.js';
 import type { DeliveryJob } from './jobs.js';
 import type { Pacer } from './pacer.js';
 
@@ -10,8 +10,8 @@ export interface PaceSettings {
 }
 
 export type GateDecision =
-  /** Leave in `inMs`: the departure (`granted`) is this delivery's. `job` holds its place. */
-  | { kind: 'go'; inMs: number; granted: GrantedDeparture; job: DeliveryJob }
+  /** Leave in `inMs`, or from `fromMs` once claimed: the departure (`granted`) is this delivery's. `job` holds its place. */
+  | { kind: 'go'; inMs: number; fromMs: number; granted: GrantedDeparture; job: DeliveryJob }
   /** Run again at `job.dueAt`, holding its place. */
   | { kind: 'wait'; job: DeliveryJob & { dueAt: number; place: number } }
   | { kind: 'expired' };
@@ -25,7 +25,7 @@ export async function passGate(
   pacer: Pacer,
   job: DeliveryJob,
   settings: PaceSettings,
-  departure: { newConnection: boolean; leadMs: number; soonMs?: number },
+  departure: Omit<GateAsk, 'place'>,
 ): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
@@ -38,6 +38,6 @@ export async function passGate(
     ...departure,
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
-  if (answer.kind === 'go') return { kind: 'go', inMs: answer.inMs, granted: answer.granted, job: { ...job, place: answer.place } };
+  if (answer.kind === 'go') return { kind: 'go', inMs: answer.inMs, fromMs: answer.fromMs, granted: answer.granted, job: { ...job, place: answer.place } };
   return { kind: 'wait', job: { ...job, place: answer.place, dueAt: Date.now() + answer.waitMs } };
 }

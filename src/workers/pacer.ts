@@ -1,28 +1,20 @@
-import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
 
-export interface GateRequest {
+export interface GateRequest extends GateAsk {
   targetUrl: string;
   accountId: string;
   /** POSTs per second at this target (the subscription's own, or DELIVERY_RATE_PER_TARGET). */
   perSecond: number;
   /** Longest this delivery may still wait, ms; a time further off is not taken. */
   maxWaitMs: number;
-  /** Its place in line, from an earlier pass (in the pacer's own clock); absent the first time. */
-  place?: number | undefined;
-  /** Its POST will likely open a connection (this process has none to the host): see NEW_CONNECTION_ALLOWANCE_MS. */
-  newConnection?: boolean;
-  /** It cannot leave sooner than this from now, ms: its claim commits first (src/workers/deliver.ts). */
-  leadMs?: number;
-  /** A departure further off than this, ms, is not granted but waited for (default SOON_MS). */
-  soonMs?: number;
 }
 
 export type GateAnswer =
   /**
-   * Leave in `inMs` (0: now): the departure is granted and recorded (`granted`, handed back if its
-   * POST starts late). `place` as for a wait.
+   * Leave in `inMs` (0: now), or from `fromMs` once claimed (passGate's `from`): the departure is
+   * granted and recorded (`granted`, handed back if its POST starts late). `place` as for a wait.
    */
-  | { kind: 'go'; inMs: number; place: number; granted: GrantedDeparture }
+  | { kind: 'go'; inMs: number; fromMs: number; place: number; granted: GrantedDeparture }
   /** Come back in `waitMs`; `place` (the pacer's clock) is handed back on the next pass. */
   | { kind: 'wait'; place: number; waitMs: number }
   /** No time within maxWaitMs: the delivery expires unsent. */
@@ -46,10 +38,15 @@ export interface Pacer {
 export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${new URL(targetUrl).host}`;
 
 /** Turns a gate's verdict, taken at `now` (the pacer's clock, `unitsPerMs` to the ms), into the answer. */
-export const gateAnswer = (gated: { at: number; place: number; granted?: GrantedDeparture | undefined } | undefined, now: number, unitsPerMs = 1): GateAnswer => {
+export const gateAnswer = (
+  gated: { at: number; from: number; place: number; granted?: GrantedDeparture | undefined } | undefined,
+  now: number,
+  unitsPerMs = 1,
+): GateAnswer => {
   if (!gated) return { kind: 'too_late' };
   const inMs = Math.max(0, (gated.at - now) / unitsPerMs);
-  return gated.granted ? { kind: 'go', inMs, place: gated.place, granted: gated.granted } : { kind: 'wait', place: gated.place, waitMs: inMs };
+  if (!gated.granted) return { kind: 'wait', place: gated.place, waitMs: inMs };
+  return { kind: 'go', inMs, fromMs: Math.max(0, (gated.from - now) / unitsPerMs), place: gated.place, granted: gated.granted };
 };
 
 type TargetState = Omit<PaceState, 'hostTat'>;
@@ -74,8 +71,7 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       if (++calls % 10_000 === 0) sweep(time);
       const budget = budgetKey(request.accountId, request.targetUrl);
       const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
-      const earliest = time + (request.leadMs ?? 0);
-      const gated = passGate(earliest, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request.place, request.newConnection, request.soonMs);
+      const gated = passGate(time, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request);
       if (gated) {
         const { hostTat, ...target } = gated.next;
         targets.set(request.targetUrl, target);

@@ -8,19 +8,20 @@ import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
  * passGate() of src/domain/pacing.ts in Lua, atomic across every worker. Times are integer
  * microseconds of Redis's own clock (TIME), so workers' clocks never disagree;
  * string.format('%d') keeps them exact (Lua's tostring keeps only 14 digits).
- * KEYS: the target's hash (tail, last, hold) and its (account, host) budget, both under the
+ * KEYS: the target's hash (tail, last, hold, sent) and its (account, host) budget, both under the
  * target host's hash tag, so one call's keys share a slot on a Redis Cluster.
  * ARGV: target interval, host interval, host burst, max wait, the place held from before (0: none),
  * how soon a departure is granted (SOON_MS or less), IDLE_CONNECTION_MS,
  * NEW_CONNECTION_ALLOWANCE_MS, a new connection (1) or not (0), the lead (the soonest it can
- * leave from now). Returns {at, now, place, seq, last}: seq and last are the target's `sent` and
- * `last` a granted departure left (seq 0: not granted, a wait); at = -1 when no time comes
- * within the max wait.
+ * leave from now). Returns {at, now, place, seq, last, from}: seq and last are the target's `sent`
+ * and `last` a granted departure left (seq 0: not granted, a wait); from is how soon it may leave
+ * once claimed; at = -1 when no time comes within the max wait.
  */
 const GATE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local earliest = now + tonumber(ARGV[10])
+local lead = tonumber(ARGV[10])
+local earliest = now + lead
 local function us(x) return string.format('%d', x) end
 local target = redis.call('HMGET', KEYS[1], 'tail', 'last', 'hold')
 local tail, last, hold = tonumber(target[1]) or 0, tonumber(target[2]) or 0, tonumber(target[3]) or 0
@@ -31,7 +32,8 @@ if held <= 0 then
   place = math.max(earliest, tail, hold, hostTat - tonumber(ARGV[3]))
 end
 local at = math.max(place, earliest, last + interval, hold)
-if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0, '0'} end
+if at - now > tonumber(ARGV[4]) then return {'-1', us(now), '0', 0, '0', '0'} end
+local from = math.max(at - lead, last + interval, hold)
 if held <= 0 then
   tail = place + interval
   redis.call('HSET', KEYS[1], 'tail', us(tail))
@@ -46,7 +48,7 @@ if at <= earliest + tonumber(ARGV[6]) then
 end
 -- The hash outlives its last time by a minute, then says nothing a fresh one would not.
 redis.call('PEXPIRE', KEYS[1], math.ceil((math.max(tail, hold, last + 2000000) - now) / 1000) + 60000)
-return {us(at), us(now), us(place), seq, us(last)}
+return {us(at), us(now), us(place), seq, us(last), us(from)}
 `;
 
 /** KEYS: the target's hash. ARGV: how long to hold it. Holds only ever lengthen. */
@@ -81,7 +83,7 @@ return 1
 `;
 
 type PacingRedis = RedisClient & {
-  passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number, string]>;
+  passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number, string, string]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
   startedLate(target: string, seq: string, lastUs: string, byUs: string, intervalUs: string, perSecond: string): Promise<number>;
 };
@@ -116,7 +118,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   return {
     async gate(request) {
       const limits = paceLimits(request.perSecond, hostBudget);
-      const [at, now, place, seq, last] = await redis.passGate(
+      const [at, now, place, seq, last, from] = await redis.passGate(
         keys.target(request.targetUrl),
         keys.budget(request.accountId, request.targetUrl),
         us(limits.targetIntervalMs),
@@ -131,7 +133,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
         us(request.leadMs ?? 0),
       );
       const granted = seq > 0 ? { seq, lastSent: Number(last), forHandshake: Number(last) > Number(at) } : undefined;
-      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), place: Number(place), granted }, Number(now), US_PER_MS);
+      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), from: Number(from), place: Number(place), granted }, Number(now), US_PER_MS);
     },
     async hold(targetUrl, ms) {
       await redis.holdTarget(keys.target(targetUrl), us(ms));

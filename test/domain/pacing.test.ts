@@ -89,21 +89,39 @@ describe('passGate: leaving', () => {
     expect(passGate(5_000, idle, limits, NEVER)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
     // A busy target, but this process has no connection to it yet (another worker sent the rest).
     const busy = { ...EMPTY_PACE_STATE, lastSent: 4_900 };
-    expect(passGate(5_000, busy, limits, NEVER, undefined, true)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
-    expect(passGate(5_000, busy, limits, NEVER, undefined, false)?.next.lastSent).toBe(5_000);
+    expect(passGate(5_000, busy, limits, NEVER, { newConnection: true })?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
+    expect(passGate(5_000, busy, limits, NEVER, { newConnection: false })?.next.lastSent).toBe(5_000);
+  });
+
+  it('grants a departure no sooner than the lead, and lets it leave up to the lead early once claimed, but never within an interval of the last or a hold', () => {
+    const warm = { ...EMPTY_PACE_STATE, lastSent: 4_900 }; // a connection is open
+    // The last POST left long enough ago: the departure is the lead away; once claimed it may leave at once.
+    const free = passGate(5_000, warm, limits, NEVER, { leadMs: 30 })!;
+    expect(free).toMatchObject({ at: 5_030, from: 5_000, granted: { seq: 1, lastSent: 5_030 } });
+    // The next is spaced from the recorded departure, not from when the first really left.
+    expect(passGate(5_000, free.next, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030 + limits.targetIntervalMs, from: 5_030 + limits.targetIntervalMs });
+    // One left 40 ms ago: an interval (54 ms) after it comes within the lead, and bounds how early.
+    expect(passGate(5_000, { ...warm, lastSent: 4_960 }, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030, from: 4_960 + limits.targetIntervalMs });
+    // One 10 ms ago: the interval binds both.
+    expect(passGate(5_000, { ...warm, lastSent: 4_990 }, limits, NEVER, { leadMs: 30 })).toMatchObject({
+      at: 4_990 + limits.targetIntervalMs,
+      from: 4_990 + limits.targetIntervalMs,
+    });
+    // A hold ending within the lead: never before it ends.
+    expect(passGate(5_000, { ...warm, holdUntil: 5_010 }, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030, from: 5_010 });
   });
 
   it('keeps a place taken before, behind any hold placed since', () => {
     const state = { ...EMPTY_PACE_STATE, tail: 9_000 };
-    const kept = passGate(5_000, state, limits, NEVER, 5_400)!;
+    const kept = passGate(5_000, state, limits, NEVER, { place: 5_400 })!;
     expect(kept).toMatchObject({ at: 5_400, next: state });
     expect(kept.granted).toBeUndefined();
-    expect(passGate(5_000, { ...state, holdUntil: 7_000 }, limits, NEVER, 5_400)?.at).toBe(7_000);
+    expect(passGate(5_000, { ...state, holdUntil: 7_000 }, limits, NEVER, { place: 5_400 })?.at).toBe(7_000);
   });
 
   it('lets a delivery that wakes late leave at once when the last POST left an interval ago, spending no time of another', () => {
     const state = { ...EMPTY_PACE_STATE, tail: 5_150, lastSent: 4_990 };
-    const late = passGate(5_100, state, limits, NEVER, 5_060)!; // 40 ms late
+    const late = passGate(5_100, state, limits, NEVER, { place: 5_060 })!; // 40 ms late
     expect(late.at).toBe(5_100);
     expect(late.next).toStrictEqual({ ...state, lastSent: 5_100, sent: 1 }); // the line is as it was
   });
@@ -118,8 +136,11 @@ describe('passGate: leaving', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(1, 5, 20, 100),
-        // Deliveries arriving at the gate, and how late each wakes for its place (a busy process).
-        fc.array(fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), wakesLate: fc.integer({ min: 0, max: 300 }) }), { minLength: 1, maxLength: 120 }),
+        // Deliveries arriving at the gate, their claim leads, and how late each wakes for its place (a busy process).
+        fc.array(
+          fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), leadMs: fc.integer({ min: 0, max: 100 }), wakesLate: fc.integer({ min: 0, max: 300 }) }),
+          { minLength: 1, maxLength: 120 },
+        ),
         (rate, deliveries) => {
           const limits = paceLimits(rate, 1_000_000);
           let state = EMPTY_PACE_STATE;
@@ -131,9 +152,10 @@ describe('passGate: leaving', () => {
           while (passes.length > 0) {
             passes.sort((a, b) => a.at - b.at);
             const pass = passes.shift()!;
-            const gated = passGate(pass.at, state, limits, NEVER, pass.place)!;
+            const gated = passGate(pass.at, state, limits, NEVER, { place: pass.place, leadMs: deliveries[pass.delivery]!.leadMs })!;
             state = gated.next;
-            if (gated.granted) departures.push(gated.at);
+            // Claimed at once: it leaves as early as the gate lets it.
+            if (gated.granted) departures.push(gated.from);
             else passes.push({ at: gated.at + deliveries[pass.delivery]!.wakesLate, delivery: pass.delivery, place: gated.place });
           }
           expect(departures).toHaveLength(deliveries.length);
@@ -190,8 +212,12 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
     fc.assert(
       fc.property(
         fc.constantFrom(1, 5, 20, 100),
-        // Deliveries arriving at the gate, and how late each POST's first byte leaves (a long handshake).
-        fc.array(fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), startsLate: fc.integer({ min: 0, max: 600 }) }), { minLength: 1, maxLength: 120 }),
+        // Deliveries arriving at the gate, their claim leads, and how late each POST's first byte
+        // leaves after the soonest it may (a long handshake, a busy process).
+        fc.array(
+          fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), leadMs: fc.integer({ min: 0, max: 100 }), startsLate: fc.integer({ min: 0, max: 600 }) }),
+          { minLength: 1, maxLength: 120 },
+        ),
         (rate, deliveries) => {
           const limits = paceLimits(rate, 1_000_000);
           // Every step in time order: a pass at the gate, or a late POST's report as it starts.
@@ -209,17 +235,17 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
               state = { ...state, lastSent: startedLate(state, step.late.granted, step.late.byMs, limits) };
               continue;
             }
-            const gated = passGate(step.at, state, limits, NEVER, step.place)!;
+            const gated = passGate(step.at, state, limits, NEVER, { place: step.place, leadMs: deliveries[step.delivery]!.leadMs })!;
             state = gated.next;
             if (!gated.granted) {
               steps.push({ at: gated.at, delivery: step.delivery, place: gated.place });
               continue;
             }
             const granted = gated.granted!;
-            const startedAt = gated.at + deliveries[step.delivery]!.startsLate;
+            const startedAt = gated.from + deliveries[step.delivery]!.startsLate;
             // Spaced for a handshake when the target was idle: the gate recorded it past its departure.
             const lateByMs = startLatenessMs(gated.at, granted.forHandshake, startedAt);
-            left.push(lateByMs > 0 ? startedAt - UNREPORTED_LATENESS_MS : gated.at);
+            left.push(lateByMs > 0 ? startedAt - UNREPORTED_LATENESS_MS : Math.min(startedAt, gated.at));
             if (lateByMs > 0) steps.push({ at: startedAt, delivery: step.delivery, late: { granted, byMs: lateByMs } });
           }
           left.sort((a, b) => a - b);

@@ -37,6 +37,26 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     }
   });
 
+  it('lets a granted departure leave once claimed, up to its lead early, but never within an interval of the last', async () => {
+    const pacer = makePacer();
+    try {
+      const gate = () =>
+        pacer.gate({ targetUrl: 'https://early.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: LEAD_MS, soonMs: 1_000, newConnection: false });
+      // An idle target: the departure is a lead away, and it may leave as soon as its claim is in.
+      const first = await gate();
+      expect(first.kind === 'go' && [first.inMs >= LEAD_MS - 5, first.fromMs <= 5]).toStrictEqual([true, true]);
+      // The next is bound by the interval after the first's departure as recorded (a handshake's
+      // allowance after it: the target was idle), not after when the first really left.
+      const second = await gate();
+      expect(second.kind).toBe('go');
+      if (first.kind !== 'go' || second.kind !== 'go') return;
+      expect(second.fromMs).toBeGreaterThanOrEqual(first.inMs + NEW_CONNECTION_ALLOWANCE_MS + INTERVAL_MS - 10);
+      expect(Math.abs(second.fromMs - second.inMs)).toBeLessThanOrEqual(1);
+    } finally {
+      await pacer.close();
+    }
+  });
+
   it('grants no departure further off than soonMs: a later one is a wait, and spends no time', async () => {
     const pacer = makePacer();
     try {
