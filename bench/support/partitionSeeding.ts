@@ -75,10 +75,10 @@ export async function prepareDays(store: Store): Promise<GrowthDays> {
   return { today, days, eventsIn: new Map(), fillerRows: 0, measuredRows: 0 };
 }
 
-/** The seeding statements that bring every live day to `perDay` filler events. */
-function chunksToReach(growth: GrowthDays, perDay: number) {
+/** The seeding statements that bring each of `days` to `perDay` filler events. */
+function chunksToReach(growth: GrowthDays, perDay: number, days: number[]) {
   const chunks: Chunk[] = [];
-  for (const day of growth.days) {
+  for (const day of days) {
     const missing = perDay - (growth.eventsIn.get(day) ?? 0);
     if (missing <= 0) continue;
     // Each chunk covers its own slice of the day in time order, so the indexes led by time
@@ -111,9 +111,19 @@ async function writeChunk(seeder: pg.Client, chunk: Chunk) {
   return rowCount;
 }
 
-/** Adds filler deliveries (and their events) until every live day holds size ÷ DAYS of them, then vacuums. */
-export async function growFiller(ctx: BenchContext, seeders: pg.Client[], admin: pg.Client, growth: GrowthDays, size: number): Promise<SeedingRecord> {
-  const chunks = chunksToReach(growth, Math.ceil(size / FANOUT / DAYS));
+/**
+ * Adds filler deliveries (and their events) until each of `days` (every live day unless told)
+ * holds size ÷ DAYS of them, as at `size`, then vacuums.
+ */
+export async function growFiller(
+  ctx: BenchContext,
+  seeders: pg.Client[],
+  admin: pg.Client,
+  growth: GrowthDays,
+  size: number,
+  days: number[] = growth.days,
+): Promise<SeedingRecord> {
+  const chunks = chunksToReach(growth, Math.ceil(size / FANOUT / DAYS), days);
   const total = chunks.reduce((sum, c) => sum + c.count, 0) * FANOUT;
   ctx.progress(`  seeding ${fmt(total)} delivery rows (${fmt(chunks.length)} statements, ${SEEDERS} connections) to reach ${fmt(size)}`);
   const started = performance.now();
