@@ -1,4 +1,4 @@
-import { EMPTY_PACE_STATE, paceLimits, passGate, startedLate, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, PACE_WINDOW_MS, paceLimits, passGate, startedLate, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
 
 export interface GateRequest extends GateAsk {
   targetUrl: string;
@@ -71,7 +71,11 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
 
   // Entries whose times have all passed say nothing a fresh entry would not; drop them now and then.
   const sweep = (at: number) => {
-    for (const [url, { state }] of targets) if (Math.max(state.tail, state.holdUntil, state.lastSent + LAST_SENT_MATTERS_MS) < at) targets.delete(url);
+    for (const [url, { state, window }] of targets) {
+      // A late start can date a departure past lastSent: its window entry matters a window after that.
+      const windowEnds = window.reduce((latest, countsAt) => Math.max(latest, countsAt + PACE_WINDOW_MS), 0);
+      if (Math.max(state.tail, state.holdUntil, state.lastSent + LAST_SENT_MATTERS_MS, windowEnds) < at) targets.delete(url);
+    }
     for (const [key, tat] of budgets) if (tat < at) budgets.delete(key);
   };
 

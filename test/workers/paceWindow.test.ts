@@ -112,4 +112,20 @@ describe('the pacing window', () => {
     // Spaced an interval after the last, each would have passed on its allowance: three of them.
     expect(span).toBeLessThan((99 * PACE_WINDOW_MS) / 20 + 2 * NEW_CONNECTION_ALLOWANCE_MS);
   });
+
+  it('keeps a target whose late start dated its window past its last departure, through a sweep of idle targets', async () => {
+    let clock = 1_000_000;
+    const pacer = createLocalPacer(1_000_000, () => clock);
+    const ask = (targetUrl: string) => pacer.gate({ targetUrl, accountId: 'account-1', perSecond: 1, maxWaitMs: 1e12, leadMs: 0, newConnection: false });
+    const first = await ask(TARGET);
+    if (first.kind !== 'go') throw new Error('the first departure to an idle target is granted');
+    // Its POST starts 1.5 s late (a stalled process): it counts from then.
+    const countsAt = clock + NEW_CONNECTION_ALLOWANCE_MS + 1_500;
+    await pacer.startedLate(TARGET, 1, first.granted, 1_500);
+    clock += 2_100; // past its departure by more than any interval; within a window of its start
+    // Enough gates elsewhere for the embedded pacer to sweep the targets it no longer needs.
+    for (let i = 0; i < 10_000; i++) await ask(`https://other-${i % 50}.example.com/hook`);
+    const next = await ask(TARGET);
+    expect(next.kind === 'go' ? clock + next.inMs : next.kind === 'wait' ? clock + next.waitMs : Number.NaN).toBeGreaterThanOrEqual(countsAt + PACE_WINDOW_MS);
+  });
 });
