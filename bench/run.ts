@@ -7,7 +7,7 @@
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2 as its reference,
- * fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
+ * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
@@ -75,6 +75,23 @@ async function embeddedAlone(ctx: BenchContext): Promise<FigureResult> {
   return { ...alone, rows: [...throughput.rows, ...alone.rows] };
 }
 
+/** Figure 3's rate: half of figure 2's peak. */
+const halfPeak = (perSecond: number) => Math.max(10, Math.round(perSecond / 2));
+
+/** Figure 3 (and 5's subscriptions series) at half the peak of figure 2, measured first on the same stack. */
+async function latencyAlone(ctx: BenchContext): Promise<FigureResult> {
+  const engine = await startEngineStack(ctx);
+  const deliver = { accountId: 'deliver', channel: '/d' };
+  try {
+    await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
+    const throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
+    const measured = await latency(ctx, engine, deliver.accountId, deliver.channel, halfPeak(throughput.perSecond));
+    return { ...measured, rows: [...throughput.rows, ...measured.rows] };
+  } finally {
+    await engine.stop();
+  }
+}
+
 /** Figure 4 on an engine stack of its own. */
 async function fanOutAlone(ctx: BenchContext): Promise<FigureResult> {
   const engine = await startEngineStack(ctx);
@@ -89,6 +106,7 @@ async function fanOutAlone(ctx: BenchContext): Promise<FigureResult> {
 const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   scaleOut,
   embedded: embeddedAlone,
+  latency: latencyAlone,
   fanOut: fanOutAlone,
   upsertsPglite,
   pacedRateEmbedded,
@@ -104,7 +122,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   const deliver = { accountId: 'deliver', channel: '/d' };
   await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
   const throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
-  const rate = Math.max(10, Math.round(throughput.perSecond / 2));
+  const rate = halfPeak(throughput.perSecond);
   results.push(throughput);
   results.push(await latency(ctx, engine, deliver.accountId, deliver.channel, rate));
   results.push(await fanOut(ctx, engine));

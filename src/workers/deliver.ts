@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import {
-  accountsLateStarts,
   createClaimLead,
+  heldToDepartureTimes,
   createTurnCounter,
   isThrottled,
   LATE_DEPARTURE_MS,
@@ -131,14 +131,18 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     return gated?.kind === 'go' ? departureOf(gated) : undefined;
   }
 
+  const paceOf = (job: DeliveryJob) => job.maxPerSecond ?? settings.ratePerTarget;
+  /** Whether `job` would leave now too late for `departure`: only at a target held to its departures' times. */
+  const isLate = (job: DeliveryJob, departure: Departure) => heldToDepartureTimes(paceOf(job)) && Date.now() > departure.at + LATE_DEPARTURE_MS;
+
   /**
    * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs),
    * so the departures after it are spaced from when it really left. Not awaited: the POST goes on.
-   * Nothing to tell for a target paced faster than any receiver counts (accountsLateStarts).
+   * Nothing to tell for a target paced faster than any receiver counts (heldToDepartureTimes).
    */
   const noteStart = (job: DeliveryJob, departure: Departure) => {
-    const perSecond = job.maxPerSecond ?? settings.ratePerTarget;
-    if (!accountsLateStarts(perSecond)) return undefined;
+    const perSecond = paceOf(job);
+    if (!heldToDepartureTimes(perSecond)) return undefined;
     return () => {
       const byMs = startLatenessMs(departure.at, departure.granted.forHandshake, Date.now());
       if (byMs <= 0) return;
@@ -168,7 +172,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
       return;
     }
     const context = { deliveryId, eventId: claimed.event_id, hookId: claimed.hook_id };
-    const tooLate = () => Date.now() > departure.at + LATE_DEPARTURE_MS;
+    const tooLate = () => isLate(job, departure);
     if (tooLate()) {
       metrics.lateDepartures.inc();
       departure = (await departureAgain(job)) ?? departure;
@@ -225,7 +229,7 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     // nothing) but for the last moment, the lead, in which the claim commits.
     const departure = departureOf(gated);
     if (gated.inMs > lead) await sleep(gated.inMs - lead);
-    const late = Date.now() > departure.at + LATE_DEPARTURE_MS;
+    const late = isLate(gated.job, departure);
     if (late) metrics.lateDepartures.inc();
     if (late || (await send(gated.job, departure, signal, release)) === 'late') return { runAt: Date.now(), data: gated.job };
   };

@@ -15,7 +15,7 @@ import {
   retryAfterMs,
   SHORTEST_CLAIM_LEAD_MS,
   SOON_MS,
-  accountsLateStarts,
+  heldToDepartureTimes,
   PACE_WINDOW_MS,
   windowBound,
   startedLate,
@@ -187,9 +187,9 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
     expect(startLatenessMs(10_000, true, 10_400)).toBe(400 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
   });
 
-  it('is accounted up to the fastest pace a subscription may ask for, and not for a faster cap on throughput', () => {
-    expect([1, 5, 20, 100, 1_000].map(accountsLateStarts)).toStrictEqual([true, true, true, true, true]);
-    expect([1_001, 1_000_000].map(accountsLateStarts)).toStrictEqual([false, false]);
+  it('holds a target to its departures\' times up to the fastest pace a subscription may ask for, not at a faster cap on throughput', () => {
+    expect([1, 5, 20, 100, 1_000].map(heldToDepartureTimes)).toStrictEqual([true, true, true, true, true]);
+    expect([1_001, 1_000_000].map(heldToDepartureTimes)).toStrictEqual([false, false]);
   });
 });
 

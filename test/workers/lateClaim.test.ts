@@ -6,7 +6,7 @@ import { MAX_PER_SECOND_RANGE } from '../../src/domain/hooks.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
-import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
+import { createLocalPacer, type GateRequest, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { waitUntil } from '../../kit/waiting.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
@@ -34,6 +34,7 @@ let phone = 1000;
  * LATE_DEPARTURE_MS is taken and the claim is never given back; none that soon, and the claim
  * is given back and the delivery passes the gate again; so it is too when the pacer does not
  * answer within LATE_DEPARTURE_MS (no claim is held while Redis is away). Sent once either way.
+ * At a target paced faster than any receiver counts, a late claim is simply sent.
  * On PostgreSQL: a row lock held by another transaction is what makes the claim late.
  * And a POST whose first byte leaves late (a long handshake) spaces its target's next departures
  * further, so a receiver's sliding second still holds no more than the rate.
@@ -155,6 +156,22 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
     expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
+  });
+
+  it('sends a claim late for its departure at once, giving nothing back, at a target paced faster than any receiver counts', async () => {
+    // No max_per_second: paced at a DELIVERY_RATE_PER_TARGET above MAX_PER_SECOND_RANGE, a cap no receiver counts to.
+    const ratePerTarget = MAX_PER_SECOND_RANGE.max * 10;
+    const pacer = createLocalPacer(1_000);
+    const gates: GateRequest[] = [];
+    const counting: Pacer = { ...pacer, gate: (request) => (gates.push(request), pacer.gate(request)) };
+    const { jobs, deliverer, metrics } = await queuedDeliveries('/late/unpaced-claim', null, 1, counting, receiver.url, ratePerTarget);
+    const job = jobs[0]!;
+    expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
+    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
+    expect(receiver.requests.filter((request) => request.path === '/late/unpaced-claim')).toHaveLength(1);
+    // One departure granted, no second one asked for, and nothing counted late.
+    expect(gates).toHaveLength(1);
+    expect(await lateCount(metrics)).toBe(0);
   });
 
   const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(1_000)]];
