@@ -239,7 +239,8 @@ export function startedLate(state: Pick<PaceState, 'sent'>, late: GrantedDepartu
  * target on by each late start would stall it whole for the lateness, again and again while a
  * growing pool opens connections; and giving a late claim back would add a give-back, a gate and
  * a claim to each delivery just when the process is slowest (measured: a saturated host gave
- * claims back up to five times each, and two workers delivered a third of what one did).
+ * claims back up to five times each, and two workers delivered a third to two fifths of what
+ * one did).
  */
 export const heldToDepartureTimes = (perSecond: number) => perSecond <= MAX_PER_SECOND_RANGE.max;
 

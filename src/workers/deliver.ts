@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import {
   createClaimLead,
-  heldToDepartureTimes,
   createTurnCounter,
+  heldToDepartureTimes,
   isThrottled,
   LATE_DEPARTURE_MS,
   retryAfterMs,
