@@ -57,16 +57,21 @@ const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
 /** A delivery not sent this long after its time is overdue: the relay takes it. */
 export const RELAY_GRACE_MS = 5_000;
 
-/** A departure the gate granted: when (epoch ms), how soon it may leave once claimed, and the pacer's record of it. */
+/**
+ * A departure the gate granted: when (epoch ms), how soon it may leave once claimed, the soonest
+ * the pacer's time for it may have been in this process's clock (its answer took a while to come:
+ * passGate in pace.ts), and the pacer's record of it.
+ */
 interface Departure {
   at: number;
   from: number;
+  soonestAt: number;
   granted: GrantedDeparture;
 }
 
-const departureOf = (gated: { inMs: number; fromMs: number; granted: GrantedDeparture }): Departure => {
+const departureOf = (gated: { inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture }): Departure => {
   const now = Date.now();
-  return { at: now + gated.inMs, from: now + gated.fromMs, granted: gated.granted };
+  return { at: now + gated.inMs, from: now + gated.fromMs, soonestAt: now + gated.inMs - gated.answeredInMs, granted: gated.granted };
 };
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
@@ -136,15 +141,16 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const isLate = (job: DeliveryJob, departure: Departure) => heldToDepartureTimes(paceOf(job)) && Date.now() > departure.at + LATE_DEPARTURE_MS;
 
   /**
-   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs),
-   * so the departures after it are spaced from when it really left. Not awaited: the POST goes on.
+   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs,
+   * from the soonest the departure may have been), so the departures after it are spaced from
+   * when it really left. Not awaited: the POST goes on.
    * Nothing to tell for a target paced faster than any receiver counts (heldToDepartureTimes).
    */
   const noteStart = (job: DeliveryJob, departure: Departure) => {
     const perSecond = paceOf(job);
     if (!heldToDepartureTimes(perSecond)) return undefined;
     return () => {
-      const byMs = startLatenessMs(departure.at, departure.granted.forHandshake, Date.now());
+      const byMs = startLatenessMs(departure.soonestAt, departure.granted.forHandshake, Date.now());
       if (byMs <= 0) return;
       metrics.lateStarts.inc();
       pacer

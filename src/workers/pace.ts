@@ -10,8 +10,12 @@ export interface PaceSettings {
 }
 
 export type GateDecision =
-  /** Leave in `inMs`, or from `fromMs` once claimed: the departure (`granted`) is this delivery's. `job` holds its place. */
-  | { kind: 'go'; inMs: number; fromMs: number; granted: GrantedDeparture; job: DeliveryJob }
+  /**
+   * Leave in `inMs`, or from `fromMs` once claimed: the departure (`granted`) is this delivery's.
+   * `job` holds its place. `answeredInMs`: how long the pacer took to answer, in this process's
+   * clock (see passGate).
+   */
+  | { kind: 'go'; inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture; job: DeliveryJob }
   /** Run again at `job.dueAt`, holding its place. */
   | { kind: 'wait'; job: DeliveryJob & { dueAt: number; place: number } }
   | { kind: 'expired' };
@@ -20,6 +24,12 @@ export type GateDecision =
  * Passes a delivery through its target's gate: it leaves now or in a moment, or waits for its
  * place (holding no worker: it runs again then), or expires, when no time comes before
  * DELIVERY_MAX_WAIT runs out.
+ *
+ * The pacer's times are counted from its own now, which lies somewhere between asking and the
+ * answer (Redis ran the gate then). Counting `inMs` from the answer never leaves early; but an
+ * answer that reached this process late (a busy event loop, a slow path back) makes the POST
+ * leave later than the departure the pacer recorded, by up to the time it took to answer: so a
+ * POST's lateness is counted from the soonest the departure may have been (`answeredInMs` earlier).
  */
 export async function passGate(
   pacer: Pacer,
@@ -29,6 +39,7 @@ export async function passGate(
 ): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
+  const asked = Date.now();
   const answer = await pacer.gate({
     targetUrl: job.targetUrl,
     accountId: job.accountId,
@@ -38,6 +49,9 @@ export async function passGate(
     ...departure,
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
-  if (answer.kind === 'go') return { kind: 'go', inMs: answer.inMs, fromMs: answer.fromMs, granted: answer.granted, job: { ...job, place: answer.place } };
+  if (answer.kind === 'go') {
+    const { inMs, fromMs, granted } = answer;
+    return { kind: 'go', inMs, fromMs, answeredInMs: Date.now() - asked, granted, job: { ...job, place: answer.place } };
+  }
   return { kind: 'wait', job: { ...job, place: answer.place, dueAt: Date.now() + answer.waitMs } };
 }

@@ -4,12 +4,15 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
  * A TCP proxy in front of the machine's PostgreSQL, so the server can become unreachable without
  * being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
  * (the server restarting, a refused connection). `stall`: nothing more is forwarded and new
- * connections are held open in silence (a network partition, packets dropped).
+ * connections are held open in silence (a network partition, packets dropped). `delayReplies`:
+ * what the server sends reaches the client that much later, in order (a slow path back, or a
+ * client too busy to read its socket).
  */
 export async function startPostgresProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   const pairs = new Set<[Socket, Socket]>();
   let mode: 'open' | 'cut' | 'stall' = 'open';
+  let replyDelayMs = 0;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
@@ -21,7 +24,16 @@ export async function startPostgresProxy(target: { host: string; port: number })
     if (mode === 'stall') return;
     const upstream = createConnection(target);
     track(upstream);
-    downstream.pipe(upstream).pipe(downstream);
+    downstream.pipe(upstream);
+    // Replies are released in the order they came, each no sooner than replyDelayMs after it came.
+    let releasing = Promise.resolve();
+    upstream.on('data', (chunk: Buffer) => {
+      const due = Date.now() + replyDelayMs;
+      releasing = releasing.then(async () => {
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+        if (!downstream.destroyed) downstream.write(chunk);
+      });
+    });
     const pair: [Socket, Socket] = [downstream, upstream];
     pairs.add(pair);
     upstream.on('close', () => downstream.destroy());
@@ -35,11 +47,13 @@ export async function startPostgresProxy(target: { host: string; port: number })
       mode = 'cut';
       destroyAll();
     },
+    delayReplies(ms: number) {
+      replyDelayMs = ms;
+    },
     stall() {
       mode = 'stall';
       for (const [downstream, upstream] of pairs) {
         downstream.unpipe(upstream);
-        upstream.unpipe(downstream);
         downstream.pause();
         upstream.pause();
       }

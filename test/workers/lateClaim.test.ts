@@ -195,6 +195,35 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     }
   });
 
+  it.runIf(withPostgresAndRedis)("counts a POST late from the soonest its departure may have been: a gate's answer that reached its worker late spaces the target's next departures", async () => {
+    // Redis's answers to this pacer pass a hop that can hold them: a worker too busy to read its
+    // socket, or a slow path back. The departure the gate granted is then nearer, or past, when
+    // the worker learns of it, and its POST leaves that much after the time the pacer recorded.
+    const redis = redisForTest();
+    const redisUrl = new URL(redis.url);
+    const hop = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${hop.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
+    const path = '/late/answer';
+    try {
+      const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 11, pacer);
+      await Promise.all(jobs.slice(0, 5).map((job) => deliverUntilDone(deliverer, job)));
+      // The sixth's answers come 200 ms late, the five after it's on time: without counting its
+      // lateness, the five would be spaced from when it was granted, not from when it arrived.
+      hop.delayReplies(200);
+      await deliverUntilDone(deliverer, jobs[5]!);
+      hop.delayReplies(0);
+      await Promise.all(jobs.slice(6).map((job) => deliverUntilDone(deliverer, job)));
+      const arrivals = receiver.requests.filter((request) => request.path === path).map((request) => request.receivedAt);
+      expect(arrivals).toHaveLength(11);
+      expect(busiestWindow(arrivals, 1_000)).toBeLessThanOrEqual(5);
+      expect((await metrics.lateStarts.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
+    } finally {
+      await pacer.close();
+      await hop.close();
+      await redis.cleanup();
+    }
+  });
+
   it('counts a handshake within its allowance as on time: the first POST to a target is not reported late for it', async () => {
     // Longer than the lateness allowed on a reused connection, well within a new one's allowance.
     const slow = await startSlowHandshakes(Number(new URL(receiver.url).port), NEW_CONNECTION_ALLOWANCE_MS / 2);
