@@ -119,8 +119,10 @@ describe('the pacing window', () => {
     const ask = (targetUrl: string) => pacer.gate({ targetUrl, accountId: 'account-1', perSecond: 1, maxWaitMs: 1e12, leadMs: 0, newConnection: false });
     const first = await ask(TARGET);
     if (first.kind !== 'go') throw new Error('the first departure to an idle target is granted');
-    // Its POST starts 1.5 s late (a stalled process): it counts from then.
-    const countsAt = clock + NEW_CONNECTION_ALLOWANCE_MS + 1_500;
+    // Its POST starts 1.5 s late (a stalled process): it counts from then. (Granted to an idle
+    // target, it was spaced for a handshake, asked or not: it counts from NEW_CONNECTION_ALLOWANCE_MS after its time.)
+    expect(first.granted).toStrictEqual({ seq: 1, countsAt: clock + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true });
+    const countsAt = first.granted.countsAt + 1_500;
     await pacer.startedLate(TARGET, 1, first.granted, 1_500);
     clock += 2_100; // past its departure by more than any interval; within a window of its start
     // Enough gates elsewhere for the embedded pacer to sweep the targets it no longer needs.
