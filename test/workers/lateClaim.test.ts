@@ -129,6 +129,8 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     return runs;
   }
 
+  /** When each POST to `path` reached the receiver. */
+  const arrivalsAt = (path: string) => receiver.requests.filter((request) => request.path === path).map((request) => request.receivedAt);
   const history = async (deliveryId: string) =>
     (await t.db.query<{ status: string }>('SELECT status FROM status_history WHERE delivery_id = $1 ORDER BY seq', [deliveryId])).rows.map((row) => row.status);
   const lateCount = async (metrics: ReturnType<typeof createMetrics>) => (await metrics.lateDepartures.get()).values[0]?.value ?? 0;
@@ -139,7 +141,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     const job = jobs[1]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
-    expect(receiver.requests.filter((request) => request.path === '/late/fast')).toHaveLength(2);
+    expect(arrivalsAt('/late/fast')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
   });
 
@@ -154,7 +156,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     expect(waiting?.runAt).toBeGreaterThan(Date.now() + 1_000);
     await deliverWithRowHeld(deliverer, waiting!.data);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
-    expect(receiver.requests.filter((request) => request.path === '/late/slow')).toHaveLength(2);
+    expect(arrivalsAt('/late/slow')).toHaveLength(2);
     expect(await lateCount(metrics)).toBe(1);
   });
 
@@ -168,7 +170,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     const job = jobs[0]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
-    expect(receiver.requests.filter((request) => request.path === '/late/unpaced-claim')).toHaveLength(1);
+    expect(arrivalsAt('/late/unpaced-claim')).toHaveLength(1);
     // One departure granted, no second one asked for, and nothing counted late.
     expect(gates).toHaveLength(1);
     expect(await lateCount(metrics)).toBe(0);
@@ -185,7 +187,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     try {
       const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 8, pacer, slow.url);
       await Promise.all(jobs.map((job) => deliverUntilDone(deliverer, job)));
-      const arrivals = receiver.requests.filter((request) => request.path === path).map((request) => request.receivedAt);
+      const arrivals = arrivalsAt(path);
       expect(arrivals).toHaveLength(8);
       expect(busiestWindow(arrivals, 1_000)).toBeLessThanOrEqual(5);
       expect((await metrics.lateStarts.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
@@ -207,13 +209,13 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     try {
       const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 11, pacer);
       await Promise.all(jobs.slice(0, 5).map((job) => deliverUntilDone(deliverer, job)));
-      // The sixth's answers come 200 ms late, the five after it's on time: without counting its
+      // The sixth gets its answers 200 ms late, the five after it on time: without counting its
       // lateness, the five would be spaced from when it was granted, not from when it arrived.
       hop.delayReplies(200);
       await deliverUntilDone(deliverer, jobs[5]!);
       hop.delayReplies(0);
       await Promise.all(jobs.slice(6).map((job) => deliverUntilDone(deliverer, job)));
-      const arrivals = receiver.requests.filter((request) => request.path === path).map((request) => request.receivedAt);
+      const arrivals = arrivalsAt(path);
       expect(arrivals).toHaveLength(11);
       expect(busiestWindow(arrivals, 1_000)).toBeLessThanOrEqual(5);
       expect((await metrics.lateStarts.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
@@ -230,7 +232,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     try {
       const { jobs, deliverer, metrics } = await queuedDeliveries('/late/handshake', 5, 1, createLocalPacer(1_000), slow.url);
       await deliverUntilDone(deliverer, jobs[0]!);
-      expect(receiver.requests.filter((request) => request.path === '/late/handshake')).toHaveLength(1);
+      expect(arrivalsAt('/late/handshake')).toHaveLength(1);
       expect((await metrics.lateStarts.get()).values[0]?.value ?? 0).toBe(0);
     } finally {
       await slow.close();
@@ -244,7 +246,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       const ratePerTarget = MAX_PER_SECOND_RANGE.max * 10;
       const { jobs, deliverer, metrics } = await queuedDeliveries('/late/unpaced', null, 8, createLocalPacer(1_000), slow.url, ratePerTarget);
       await Promise.all(jobs.map((job) => deliverUntilDone(deliverer, job)));
-      expect(receiver.requests.filter((request) => request.path === '/late/unpaced')).toHaveLength(8);
+      expect(arrivalsAt('/late/unpaced')).toHaveLength(8);
       expect((await metrics.lateStarts.get()).values[0]?.value ?? 0).toBe(0);
     } finally {
       await slow.close();
@@ -276,7 +278,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       silent = false;
       await delivering;
       expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
-      expect(receiver.requests.filter((request) => request.path === '/late/silent')).toHaveLength(2);
+      expect(arrivalsAt('/late/silent')).toHaveLength(2);
     } finally {
       if (silent) proxy.restore(); // a failed check must not leave the pacer's connection silent
       await pacer.close();
