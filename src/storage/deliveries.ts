@@ -38,16 +38,23 @@ export type DeliveryOutcome = {
 const inRange = (column: string, from: string, to: string) => `${column} >= ${from}::timestamptz AND ${column} < ${to}::timestamptz`;
 
 /**
- * `locked_deliveries`: the deliveries among `ids` (in the range, matching `condition`), locked
- * in id order before a statement writes them. Every statement that writes a batch of deliveries
- * locks them so, and two batches sharing deliveries then wait for each other rather than
- * deadlock: a plain UPDATE locks rows in whatever order its plan reads them, and a claim and an
- * outcome write of two workers deadlocked that way under load (PostgreSQL breaks it after a
+ * `locked_deliveries`: the deliveries among `ids` (in the range) that match `condition` once
+ * locked, locked in id order before a statement writes them. Every statement that writes a batch
+ * of deliveries locks them so, and two batches sharing deliveries then wait for each other rather
+ * than deadlock: a plain UPDATE locks rows in whatever order its plan reads them, and a claim and
+ * an outcome write of two workers deadlocked that way under load (PostgreSQL breaks it after a
  * second and the claim is retried: deliveries were late, never doubled).
+ * The rows are found by their key alone and `condition` (on status, claim_token) is checked on
+ * what was locked, the rows as they are now, so no other statement can change it before this one
+ * commits; the statement then writes them by their key (`d.id = l.id AND d.queued_at =
+ * l.queued_at`) without asking for their status again. Asked of the table, the status let the
+ * planner read the partial indexes on it (`deliveries_sending`, `deliveries_overdue`), whose every
+ * row ever sent stays until a vacuum: 25,000 entries read per statement in a bench run, 0.7 ms.
  */
-const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: string) => `locked_deliveries AS MATERIALIZED (
-           SELECT id FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)} AND ${condition}
-           ORDER BY id FOR NO KEY UPDATE)`;
+const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: string) => `locked_rows AS MATERIALIZED (
+           SELECT id, queued_at, status, claim_token FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)}
+           ORDER BY id FOR NO KEY UPDATE),
+         locked_deliveries AS (SELECT id, queued_at FROM locked_rows d WHERE ${condition})`;
 
 /**
  * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
@@ -68,7 +75,7 @@ export function deliveryQueries(db: Sql) {
          UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM locked_deliveries l, hooks h, api_keys k, events e
-         WHERE d.id = l.id AND ${inRange('d.queued_at', '$3', '$4')} AND (d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))
+         WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$3', '$4')}
            AND h.id = d.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL
            AND e.id = d.event_id AND e.created_at = d.queued_at AND ${inRange('e.created_at', '$3', '$4')}
@@ -114,7 +121,7 @@ export function deliveryQueries(db: Sql) {
          done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
            FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), locked_deliveries m
-           WHERE d.id = v.id AND ${inRange('d.queued_at', '$8', '$9')} AND m.id = v.id AND d.status = 'sending'
+           WHERE d.id = v.id AND m.id = v.id AND d.queued_at = m.queued_at AND ${inRange('d.queued_at', '$8', '$9')}
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
          ${JUST_DISABLED}`,
@@ -137,7 +144,7 @@ export function deliveryQueries(db: Sql) {
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$2', '$3', "d.status = 'queued'")},
          done AS (
            UPDATE deliveries d SET status = 'expired' FROM locked_deliveries l
-           WHERE d.id = l.id AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued'
+           WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$2', '$3')}
            RETURNING hook_id, status),
          ${COUNT_OUTCOMES}
          SELECT count(*) FROM done`,
@@ -155,7 +162,7 @@ export function deliveryQueries(db: Sql) {
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$4', '$5', "d.status = 'queued'")}
          UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
          FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place), locked_deliveries l
-         WHERE d.id = v.id AND l.id = v.id AND ${inRange('d.queued_at', '$4', '$5')} AND d.status = 'queued'`,
+         WHERE d.id = v.id AND l.id = v.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$4', '$5')}`,
         [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place), ...queuedRange(entries.map((e) => e.deliveryId))],
       );
     },
