@@ -18,17 +18,6 @@ export interface Sql {
   exec(text: string, options?: { timeoutMs?: number }): Promise<void>;
 }
 
-/**
- * Session settings of every connection, on both engines. Every query is a named prepared
- * statement (below; pglitePrepared.ts), and the engine's writes name partitioned tables: left to
- * choose, PostgreSQL plans each call of them anew (a custom plan prunes the day partitions at plan
- * time, so it looks cheaper), and planning a claim took 1.3 ms of the server's CPU where running
- * it took 1.9. A generic plan is made once per connection and prunes the partitions as it starts
- * (run-time pruning): measured at half the peak, the claim and outcome statements' server time
- * per delivery fell by a third (README: Benchmarks, Changes measured back to back).
- */
-export const SESSION_SETTINGS = { plan_cache_mode: 'force_generic_plan' };
-
 /** The same SQL runs on both engines; only how a connection is had differs. */
 export interface Database extends Sql {
   readonly engine: 'postgres' | 'pglite';
@@ -81,13 +70,7 @@ const QUERY_TIMEOUT_MS = 10_000;
 
 export function openPostgres(url: string, options: { max?: number; log: Pick<Logger, 'warn'> }): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 20,
-    connectionTimeoutMillis: 3_000,
-    query_timeout: QUERY_TIMEOUT_MS,
-    options: Object.entries(SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`).join(' '),
-  });
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS });
   // An idle client losing its server must not crash the process; the pool drops it, and the next
   // query that needs the server reports the failure to its caller.
   pool.on('error', (error) => options.log.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool dropped it'));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import v8 from 'node:v8';
-import { SESSION_SETTINGS, type Database, type Sql } from './database.js';
+import type { Database, Sql } from './database.js';
 import { preparedQueries } from './pglitePrepared.js';
 
 /**
@@ -14,7 +14,7 @@ import { preparedQueries } from './pglitePrepared.js';
  * schema (one process, one connection: the outbox's and the engine's indexes), and the operating
  * system's page cache holds the rest (measured: no slower than 16 MB on the bench's upserts).
  */
-export const PGLITE_SETTINGS = ['shared_buffers=8MB', ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `${name}=${value}`)];
+export const PGLITE_SETTINGS = ['shared_buffers=8MB'];
 
 /** Where a new cluster is made before it is moved into DATA_DIR; PG_VERSION moves last. */
 const INITDB_DIR = '.initdb';
