@@ -50,11 +50,16 @@ const inRange = (column: string, from: string, to: string) => `${column} >= ${fr
  * l.queued_at`) without asking for their status again. Asked of the table, the status let the
  * planner read the partial indexes on it (`deliveries_sending`, `deliveries_overdue`), whose every
  * row ever sent stays until a vacuum: 25,000 entries read per statement in a bench run, 0.7 ms.
+ * The locked rows carry their event and hook, so a claim finds each event by its key from the
+ * delivery: joined through the table, the planner found events by time (`created_at` equal to
+ * the delivery's) and then each delivery among all of that moment's. On PGlite, whose clock
+ * stamps tens of events with the same millisecond, a claim of 17 deliveries read 612 events and
+ * 22,000 index entries (24 ms of execution; 2 ms now).
  */
 const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: string) => `locked_rows AS MATERIALIZED (
-           SELECT id, queued_at, status, claim_token FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)}
+           SELECT id, queued_at, event_id, hook_id, status, claim_token FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)}
            ORDER BY id FOR NO KEY UPDATE),
-         locked_deliveries AS (SELECT id, queued_at FROM locked_rows d WHERE ${condition})`;
+         locked_deliveries AS (SELECT id, queued_at, event_id, hook_id FROM locked_rows d WHERE ${condition})`;
 
 /**
  * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
@@ -76,9 +81,9 @@ export function deliveryQueries(db: Sql) {
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
          FROM locked_deliveries l, hooks h, api_keys k, events e
          WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$3', '$4')}
-           AND h.id = d.hook_id AND h.deleted_at IS NULL
+           AND h.id = l.hook_id AND h.deleted_at IS NULL
            AND k.id = h.api_key_id AND k.revoked_at IS NULL
-           AND e.id = d.event_id AND e.created_at = d.queued_at AND ${inRange('e.created_at', '$3', '$4')}
+           AND e.id = l.event_id AND e.created_at = l.queued_at AND ${inRange('e.created_at', '$3', '$4')}
          RETURNING d.id AS delivery_id, d.event_id, e.event_type, e.data::text AS data, h.secret, h.target_url, h.id AS hook_id,
            d.queued_at, d.attempted_at, d.claim_token`,
         [deliveryIds, token, ...queuedRange(deliveryIds)],
@@ -145,7 +150,7 @@ export function deliveryQueries(db: Sql) {
          done AS (
            UPDATE deliveries d SET status = 'expired' FROM locked_deliveries l
            WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$2', '$3')}
-           RETURNING hook_id, status),
+           RETURNING d.hook_id, d.status),
          ${COUNT_OUTCOMES}
          SELECT count(*) FROM done`,
         [deliveryIds, ...queuedRange(deliveryIds)],
