@@ -2,7 +2,7 @@ import type { DeliveryStatus } from '../domain/delivery.js';
 import type { DeliveryLogFilter } from '../domain/deliveryLog.js';
 import type { EventType } from '../domain/events.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
-import type { Sql } from './database.js';
+import type { Database } from './database.js';
 import { queuedRange } from './deliveryIds.js';
 import type { QueuedDelivery } from './events.js';
 import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
@@ -63,9 +63,12 @@ const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: st
 
 /**
  * The engine's writes. Each takes a batch, so that the deliveries of many concurrent POSTs share
- * one statement and one commit (src/storage/groupCommit.ts); a batch of one is a batch too.
+ * one statement and one commit (src/storage/groupCommit.ts); a batch of one is a batch too. Those
+ * that lock in id order run on generic plans (Database.genericPlans): found by key, in the days of
+ * their ids, they need no plan of their own per call.
  */
-export function deliveryQueries(db: Sql) {
+export function deliveryQueries(db: Database) {
+  const batchWrites = db.genericPlans();
   return {
     /**
      * Claims queued deliveries just before their POSTs: `queued` becomes `sending` once, whichever
@@ -75,7 +78,7 @@ export function deliveryQueries(db: Sql) {
      * deliveries claimed; one missing was claimed before, or its subscription or key is gone.
      */
     async claim(deliveryIds: string[], token: string): Promise<ClaimedDelivery[]> {
-      const { rows } = await db.query<ClaimedDelivery>(
+      const { rows } = await batchWrites.query<ClaimedDelivery>(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$3', '$4', "(d.status = 'queued' OR (d.status = 'sending' AND d.claim_token = $2))")}
          UPDATE deliveries d SET status = 'sending', claim_token = $2,
            attempted_at = CASE WHEN d.status = 'queued' THEN clock_timestamp() ELSE d.attempted_at END
@@ -121,7 +124,7 @@ export function deliveryQueries(db: Sql) {
     async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
       // Locked in id order before anything is written (LOCKED_IN_ID_ORDER), however long the
       // health part below then holds the locks.
-      const { rows } = await db.query<DisabledHook>(
+      const { rows } = await batchWrites.query<DisabledHook>(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$8', '$9', "d.status = 'sending'")},
          done AS (
            UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
@@ -145,7 +148,7 @@ export function deliveryQueries(db: Sql) {
 
     /** Queued deliveries that got no time within DELIVERY_MAX_WAIT: never sent. */
     async expire(deliveryIds: string[]) {
-      await db.query(
+      await batchWrites.query(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$2', '$3', "d.status = 'queued'")},
          done AS (
            UPDATE deliveries d SET status = 'expired' FROM locked_deliveries l
@@ -163,7 +166,7 @@ export function deliveryQueries(db: Sql) {
      * it back with its place.
      */
     async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
-      await db.query(
+      await batchWrites.query(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$4', '$5', "d.status = 'queued'")}
          UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
          FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place), locked_deliveries l

@@ -88,14 +88,30 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     },
   });
   const direct = adapt(db);
-  const inLine = (line: Line): Database => ({
-    engine: 'pglite',
-    query: (text, params) => takeTurn(line, () => direct.query(text, params)),
-    exec: (text, options) => takeTurn(line, () => direct.exec(text, options)),
-    // A transaction is one turn: nothing else runs between its statements.
-    transaction: (work) => takeTurn(line, () => db.transaction((tx) => work(adapt(tx)))),
-    ahead: () => inLine('first'),
-    close: () => db.close(),
-  });
-  return inLine('rest');
+  // One connection, so a generic plan is asked for around the work that wants it, and the
+  // setting put back before the next turn: outside a transaction, so a failure cannot keep it.
+  const withGenericPlans =
+    <T>(work: () => Promise<T>) =>
+    async () => {
+      await db.exec('SET plan_cache_mode = force_generic_plan');
+      try {
+        return await work();
+      } finally {
+        await db.exec('RESET plan_cache_mode');
+      }
+    };
+  const inLine = (line: Line, plans: 'custom' | 'generic'): Database => {
+    const turn = <T>(work: () => Promise<T>) => takeTurn(line, plans === 'generic' ? withGenericPlans(work) : work);
+    return {
+      engine: 'pglite',
+      query: (text, params) => turn(() => direct.query(text, params)),
+      exec: (text, options) => turn(() => direct.exec(text, options)),
+      // A transaction is one turn: nothing else runs between its statements.
+      transaction: (work) => turn(() => db.transaction((tx) => work(adapt(tx)))),
+      ahead: () => inLine('first', plans),
+      genericPlans: () => inLine(line, 'generic'),
+      close: () => db.close(),
+    };
+  };
+  return inLine('rest', 'custom');
 }

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
+import type { Database } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
 import { issueKey } from '../support/app.js';
@@ -96,6 +97,29 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
     expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
     expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
+  });
+
+  it('plans the claims and outcomes once for every batch, and a statement with LIMIT $n for each call', async () => {
+    const { deliveryIds } = await queuedDeliveries(2);
+    // One call at a time: each pool then reuses the one connection it last used, whose plans
+    // pg_prepared_statements shows (on PGlite there is one connection).
+    for (const deliveryId of deliveryIds) {
+      await t.store.deliveries.claim([deliveryId], randomUUID());
+      await t.store.deliveries.record([{ deliveryId, status: 'delivered', responseStatus: 200, durationMs: 1 }], health.rule);
+    }
+    await t.store.deliveries.takeOverdue(10, 5_000, Date.now());
+    const plans = async (db: Database, statement: string) =>
+      (
+        await db.query<{ generic_plans: number; custom_plans: number }>(
+          'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement LIKE $1 ORDER BY statement',
+          [`%${statement}%`],
+        )
+      ).rows;
+    // Earlier tests ran claims and outcomes too: every one of them was planned once.
+    const batchWrites = await plans(t.store.db.genericPlans(), 'locked_rows AS MATERIALIZED');
+    expect(batchWrites.length).toBeGreaterThanOrEqual(2);
+    for (const statement of batchWrites) expect(statement).toStrictEqual({ generic_plans: expect.toSatisfy((n: number) => n >= deliveryIds.length), custom_plans: 0 });
+    expect(await plans(t.store.db, 'ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED')).toStrictEqual([{ generic_plans: 0, custom_plans: 1 }]);
   });
 
   it('never loses or doubles a claim or an outcome, however concurrent submissions interleave (group commit)', async () => {
