@@ -44,9 +44,17 @@ export function createTracedStore(db: Database) {
       }
     },
   });
-  const tapped: Database = { ...db, ...tap(db), transaction: (work) => db.transaction((tx) => work(tap(tx))) };
+  // The same database in each of its lines and plan modes: the store runs the engine's writes on
+  // `ahead()` and `genericPlans()`, and those must be remembered and timed too.
+  const tapDatabase = (database: Database): Database => ({
+    ...database,
+    ...tap(database),
+    transaction: (work) => database.transaction((tx) => work(tap(tx))),
+    ahead: () => tapDatabase(database.ahead()),
+    genericPlans: () => tapDatabase(database.genericPlans()),
+  });
   return {
-    store: createStore(tapped),
+    store: createStore(tapDatabase(db)),
     /** The statement the store sent last. */
     lastQuery: () => last,
     /** `work`'s result, and each statement the store ran meanwhile with its time. */
