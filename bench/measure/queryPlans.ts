@@ -90,11 +90,13 @@ export async function explain(admin: pg.Client, query: SentQuery, setup?: SentQu
 
 /**
  * The same, as the generic plan a prepared statement falls back to after five calls (the plan
- * cache's choice, shown by plansUsed): partitions pruned when it starts, not when planned.
+ * cache's choice, shown by plansUsed), and the plan the engine's writes always run
+ * (Database.genericPlans): partitions pruned when it starts, not when planned.
  */
-export async function explainGeneric(admin: pg.Client, query: SentQuery) {
+export async function explainGeneric(admin: pg.Client, query: SentQuery, setup?: SentQuery) {
   await admin.query('BEGIN');
   try {
+    if (setup) await admin.query(setup.text, setup.params);
     await admin.query('SET LOCAL plan_cache_mode = force_generic_plan');
     await admin.query(`PREPARE generic_plan AS ${query.text}`);
     // EXECUTE takes no bound parameters: its arguments are literals, typed by the statement.
@@ -122,6 +124,8 @@ export async function explainGeneric(admin: pg.Client, query: SentQuery) {
  * Whether the server planned each call afresh (custom plans, pruned at planning) or reused a
  * generic plan (pruned when it starts), by statement key: the store's statements are named,
  * prepared ones, so `db`'s connection shows their counts. `texts` are the statements as sent.
+ * The engine's writes (claim, record) always run generic plans, on connections of their own
+ * (Database.genericPlans) that the pool closes once idle: they show no counts here.
  */
 export async function plansUsed<Key extends string>(db: Database, keys: readonly Key[], texts: Partial<Record<Key, string>>) {
   const prepared = await db.query<{ statement: string; generic_plans: number; custom_plans: number }>(

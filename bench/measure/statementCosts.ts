@@ -103,10 +103,12 @@ export async function measureClaimAndRecord(session: CostSession, claimIds: stri
     if (i === 0) {
       const next = batches[1]!;
       costs.texts.claim = traced.lastQuery().text;
-      costs.plans.claim = await explain(admin, { text: traced.lastQuery().text, params: [next, randomUUID(), ...queuedRange(next)] });
+      const nextClaim = { text: traced.lastQuery().text, params: [next, randomUUID(), ...queuedRange(next)] };
+      costs.plans.claim = await explain(admin, nextClaim);
+      costs.plans['claim (generic plan)'] = await explainGeneric(admin, nextClaim);
     }
     const [, recordUs] = await timed(() => store.deliveries.record(outcomes(batch), RULE));
-    if (i === 1) costs.plans.record = await explainRecord(session, batches[2]!);
+    if (i === 1) Object.assign(costs.plans, await explainRecord(session, batches[2]!));
     if (i >= WARM) {
       costs.samples.claim.push(claimUs);
       costs.samples.record.push(recordUs);
@@ -115,8 +117,8 @@ export async function measureClaimAndRecord(session: CostSession, claimIds: stri
 }
 
 /**
- * The plan of the record just sent, for a batch still claimed: `next`, claimed for it in the
- * EXPLAIN's transaction and given back by its rollback.
+ * The plans (as planned for its values, and generic) of the record just sent, for a batch still
+ * claimed: `next`, claimed for it in the EXPLAIN's transaction and given back by its rollback.
  */
 async function explainRecord({ admin, traced, costs }: CostSession, next: string[]) {
   const recordQuery = traced.lastQuery();
@@ -127,7 +129,8 @@ async function explainRecord({ admin, traced, costs }: CostSession, next: string
   params[params.length - 2] = from;
   params[params.length - 1] = to;
   const claim = { text: `UPDATE deliveries SET status = 'sending', attempted_at = clock_timestamp() WHERE id = ANY($1::uuid[])`, params: [next] };
-  return explain(admin, { text: recordQuery.text, params }, claim);
+  const record = { text: recordQuery.text, params };
+  return { record: await explain(admin, record, claim), 'record (generic plan)': await explainGeneric(admin, record, claim) };
 }
 
 /** The relay's scan, `calls` times (and WARM), over overdue deliveries queued since `queuedSince`. */
