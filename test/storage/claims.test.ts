@@ -99,7 +99,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
   });
 
-  it('plans the claims and outcomes once for every batch, and a statement with LIMIT $n for each call', async () => {
+  it('plans claims and outcomes once for all their calls, and a statement with LIMIT $n on each call', async () => {
     const { deliveryIds } = await queuedDeliveries(2);
     // One call at a time: each pool then reuses the one connection it last used, whose plans
     // pg_prepared_statements shows (on PGlite there is one connection).
