@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/storage/database.js';
 import { openPostgres } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
+import { MIGRATIONS } from '../../src/storage/migrations.js';
 import { openPglite } from '../../src/storage/pglite.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 import { createPostgresDatabase, engines, silentLog } from '../support/databases.js';
@@ -73,7 +74,8 @@ describe.each(engines())('partitioning a populated database on %s', (engine) => 
     await db.query(`INSERT INTO events (id, account_id, event_type, data) VALUES ($1, 'acct', 'new_contact', '{"waiting": true}')`, [waitingEvent]);
     const before = { events: await rows('events'), deliveries: await rows('deliveries') };
 
-    expect(await migrate(db)).toStrictEqual([7]);
+    // 7 partitions; the ones after it run on the partitioned tables.
+    expect(await migrate(db)).toStrictEqual(MIGRATIONS.map((migration) => migration.version).filter((version) => version >= 7));
 
     // Every row is there as it was, but for the queued delivery's queued_at (now its event's time).
     const after = { events: await rows('events'), deliveries: await rows('deliveries') };
