@@ -145,11 +145,13 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
   it('takes a second departure at once when the gate has one, keeping its claim', async () => {
     const { jobs, deliverer, metrics } = await queuedDeliveries('/late/fast', null, 2);
     await deliverUntilDone(deliverer, jobs[0]!);
+    // The first claim on a new connection can be late too (it connects and plans): counted from here.
+    const lateBefore = await lateCount(metrics);
     const job = jobs[1]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
     expect(arrivalsAt('/late/fast')).toHaveLength(2);
-    expect(await lateCount(metrics)).toBe(1);
+    expect((await lateCount(metrics)) - lateBefore).toBe(1);
   });
 
   it('gives the claim back when the next departure is further off, and sends it then, once', async () => {
@@ -157,6 +159,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     // row is held past it, and the departure after that is a second further.
     const { jobs, deliverer, metrics } = await queuedDeliveries('/late/slow', 1, 2);
     await deliverUntilDone(deliverer, jobs[0]!);
+    const lateBefore = await lateCount(metrics);
     const job = jobs[1]!;
     // Its place is over a second away: it waits for it (postponed in its row, so before the row is held).
     const waiting = await deliverer.deliver(job, new AbortController().signal, () => {});
@@ -164,7 +167,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     await deliverWithRowHeld(deliverer, waiting!.data);
     expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
     expect(arrivalsAt('/late/slow')).toHaveLength(2);
-    expect(await lateCount(metrics)).toBe(1);
+    expect((await lateCount(metrics)) - lateBefore).toBe(1);
   });
 
   it('sends a claim late for its departure at once, giving nothing back, at a target paced faster than any receiver counts', async () => {
