@@ -32,9 +32,9 @@ function rowsRead(node: PlanNode, read: Record<string, number> = {}) {
   return read;
 }
 
-/** A parameter as an SQL literal for EXECUTE (ids, words and numbers only, no quotes in them). */
+/** A parameter as an SQL literal for EXECUTE (ids, words, numbers and ISO times only: no quotes in them). */
 const literal = (value: unknown): string =>
-  value === null ? 'NULL' : Array.isArray(value) ? `'{${value.map((v) => (v === null ? 'NULL' : String(v))).join(',')}}'` : `'${value instanceof Date ? value.toISOString() : String(value)}'`;
+  Array.isArray(value) ? `'{${value.map((v) => (v === null ? 'NULL' : String(v))).join(',')}}'` : `'${String(value)}'`;
 
 /**
  * What a statement reads when run on its generic plan (as the engine runs it: Database.genericPlans),
