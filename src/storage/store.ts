@@ -13,6 +13,7 @@ import { partitionQueries } from './partitions.js';
 import { retentionQueries } from './retention.js';
 import { sealStoredSecrets } from './secrets.js';
 import { acquireDataDirLock } from './dataDirLock.js';
+import { vacuumQueries } from './vacuum.js';
 
 /**
  * The delivery statements due at a moment: a claim before a departure the gate granted, or its
@@ -37,6 +38,7 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     urgentDeliveries: urgentDeliveryQueries(db.ahead()),
     retention: retentionQueries(db),
     partitions: partitionQueries(db),
+    vacuum: vacuumQueries(db),
     ping: () => db.query('SELECT 1').then(() => undefined),
     close: () => db.close().finally(onClose),
   };

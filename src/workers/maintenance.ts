@@ -5,6 +5,7 @@ import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DisabledHook } from '../storage/hookHealth.js';
 import type { Store } from '../storage/store.js';
+import { AUTOVACUUM_THRESHOLDS, type VacuumThresholds } from '../storage/vacuum.js';
 import { reportDisabled } from './hookDisables.js';
 
 const DAY_MS = 86_400_000;
@@ -26,6 +27,8 @@ export interface MaintenanceSettings {
   pauseMs?: number;
   /** Statements per table per pass; what is left waits for the next pass. */
   maxBatchesPerPass?: number;
+  /** When PGlite's tables are vacuumed (PostgreSQL's autovacuum defaults). */
+  vacuum?: VacuumThresholds;
 }
 
 /** The settings the processes run with, from their configuration. */
@@ -51,11 +54,12 @@ const passInterval = (retentionMs: number) => Math.min(60_000, Math.max(1_000, M
  * delivery, then its event; a deleted subscription, then its revoked key). Deliveries and their
  * events go by whole days (src/storage/partitions.ts), once the last row of a day is past
  * RETENTION_DAYS; a retention shorter than a day (trials, tests) never has a whole day past it,
- * so then they are also deleted row by row. Returns what it changed, by kind, and the hooks
+ * so then they are also deleted row by row. On PGlite it last vacuums the tables that need it,
+ * as PostgreSQL's autovacuum does on a server. Returns what it changed, by kind, and the hooks
  * whose unknown outcomes disabled them.
  */
 export async function runMaintenancePass(store: Store, settings: MaintenanceSettings, signal?: AbortSignal) {
-  const { retentionMs, stuckAfterMs, maxWaitMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200 } = settings;
+  const { retentionMs, stuckAfterMs, maxWaitMs, disableRule, batch = 500, pauseMs = 10, maxBatchesPerPass = 200, vacuum = AUTOVACUUM_THRESHOLDS } = settings;
   /** Statement after statement until one changes fewer than `batch` rows; a shutdown stops between two. */
   const repeat = async (work: (limit: number) => Promise<number>) => {
     let total = 0;
@@ -86,8 +90,24 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
     hooks: await repeat((limit) => retention.pruneDeletedHooks(retentionMs, limit)),
     keys: await repeat((limit) => retention.pruneRevokedKeys(retentionMs, limit)),
     outcomeHours: await repeat((limit) => retention.pruneOutcomeHours(limit)),
+    vacuumed: store.db.engine === 'pglite' ? await vacuumTables(store, vacuum, signal) : 0,
   };
   return { changed, disabled };
+}
+
+/**
+ * Vacuums each table past a threshold, one statement each, so that on PGlite's one connection
+ * the engine's claims go between two (pglite.ts); a shutdown stops between two. Returns how many.
+ */
+async function vacuumTables(store: Store, thresholds: VacuumThresholds, signal?: AbortSignal) {
+  const tables = await store.vacuum.due(thresholds);
+  let vacuumed = 0;
+  for (const table of tables) {
+    if (signal?.aborted) break;
+    await store.vacuum.vacuum(table);
+    vacuumed++;
+  }
+  return vacuumed;
 }
 
 /**
@@ -103,7 +123,7 @@ export function startMaintenance(store: Store, log: Logger, settings: Maintenanc
       ({ changed, disabled }) => {
         metrics.deliveries.inc({ outcome: 'unknown' }, changed.unknown);
         metrics.deliveries.inc({ outcome: 'expired' }, changed.expired);
-        if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned');
+        if (Object.values(changed).some((count) => count > 0)) log.info(changed, 'maintenance: stuck claims marked unknown, old rows pruned, tables vacuumed');
         reportDisabled(disabled, log, metrics);
       },
       (error: unknown) => log.warn({ err: error }, 'maintenance pass failed; trying again next pass'),
