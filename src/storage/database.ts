@@ -81,16 +81,20 @@ const GENERIC_PLAN_POOL_SIZE = 4;
 
 export function openPostgres(url: string, options: { max?: number; log: Pick<Logger, 'warn'> }): Database {
   // Bounded waits: a server that stops answering turns into 503s within seconds, never a hang.
-  const openPool = (max: number, settings?: string) => {
-    const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS, options: settings });
+  // Connections idle for 10 s close, down to `min`: those stay through a quiet spell, with the
+  // statements they prepared and planned, so the next call pays for neither a new connection
+  // (a TLS handshake to a managed server) nor its planning.
+  const openPool = (max: number, min: number, settings?: string) => {
+    const pool = new pg.Pool({ connectionString: url, max, min, connectionTimeoutMillis: 3_000, query_timeout: QUERY_TIMEOUT_MS, options: settings });
     // An idle client losing its server must not crash the process; the pool drops it, and the
     // next query that needs the server reports the failure to its caller.
     pool.on('error', (error) => options.log.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool dropped it'));
     return pool;
   };
-  const pool = openPool(options.max ?? 20);
-  // Connections are made when first asked for: a process that never runs such a statement (web) opens none.
-  const genericPlanPool = openPool(GENERIC_PLAN_POOL_SIZE, '-c plan_cache_mode=force_generic_plan');
+  const pool = openPool(options.max ?? 20, 1);
+  // Connections are made when first asked for: a process that never runs such a statement (web)
+  // opens none. Those it made stay: each holds the engine's plans.
+  const genericPlanPool = openPool(GENERIC_PLAN_POOL_SIZE, GENERIC_PLAN_POOL_SIZE, '-c plan_cache_mode=force_generic_plan');
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= Promise.all([pool.end(), genericPlanPool.end()]).then(() => undefined));
   const generic: Database = overPool(genericPlanPool, () => generic, close);
