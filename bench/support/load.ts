@@ -39,6 +39,11 @@ export async function closedLoop(concurrency: number, durationMs: number, operat
 /**
  * Open loop: starts operation i at start + i/rate, never sooner, whether or not earlier ones
  * finished (no coordinated omission), and passes it its scheduled start on the monotonic clock.
+ * Between two wakes it sleeps on a timer, and each wake starts every operation whose time has
+ * come: at a thousand calls a second the next one is always under a millisecond away, and
+ * waiting for it by spinning on setImmediate took 0.58 ms of CPU per call on the two cores the
+ * service under test runs on. A start that a wake makes late counts against the service, since
+ * latency is measured from the scheduled time.
  */
 export async function openLoop(rate: number, durationMs: number, operation: (index: number, scheduledAt: number) => Promise<void>) {
   const total = Math.max(1, Math.round((rate * durationMs) / 1000));
@@ -46,19 +51,22 @@ export async function openLoop(rate: number, durationMs: number, operation: (ind
   const running: Promise<void>[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < total; ) {
     const scheduledAt = start + (i * 1000) / rate;
-    const wait = scheduledAt - monotonicMs();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     // A timer may fire up to a millisecond early: an operation started before its time would
     // count a latency below its own round trip (raw POSTs measured a p50 of -0.2 ms).
-    while (monotonicMs() < scheduledAt) await new Promise((resolve) => setImmediate(resolve));
+    const wait = scheduledAt - monotonicMs();
+    if (wait > 0) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(wait))));
+      continue;
+    }
     running.push(
       operation(i, scheduledAt).catch((error: unknown) => {
         errors++;
         firstError ??= String((error as Error)?.message ?? error);
       }),
     );
+    i++;
   }
   await Promise.all(running);
   return { sent: total, errors, ...(firstError ? { firstError } : {}) };
