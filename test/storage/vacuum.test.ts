@@ -79,4 +79,26 @@ describe('vacuum on PGlite', () => {
     expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['pg_catalog.pg_class', 'public.contacts']));
     expect(changed.vacuumed).toBe(tables.length);
   }, 30_000);
+
+  it('lets a claim made during the pass go between two VACUUMs, not after the last', async () => {
+    const accountId = newAccount();
+    const key = await issueKey(t.store, accountId);
+    await t.store.hooks.create({ keyId: key.id, accountId }, { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/1', maxPerSecond: null, secret: 'whsec_c2VjcmV0' }, 1);
+    await upsertContact(t.store, accountId, { phone: '+14155551000', fields: {} }, 'crm');
+    const [delivery] = (await t.store.events.fanOut(100, 60_000)).deliveries;
+    const start = await dbNow();
+    const vacuumedSince = async (at: Date) => (await lastVacuums()).filter((table) => table.last_vacuum && table.last_vacuum > at).length;
+
+    // Every table is due (freeze age 0): dozens of VACUUMs, one statement each.
+    const pass = runMaintenancePass(t.store, { ...settings, vacuum: { deadRows: 1e9, deadFraction: 1e9, freezeAge: 0 } });
+    await expect.poll(() => vacuumedSince(start), { timeout: 20_000, interval: 5 }).toBeGreaterThan(0);
+    const claimed = await t.store.urgentDeliveries.claim([delivery!.delivery_id], randomUUID());
+    const claimedAt = new Date();
+    const { changed } = await pass;
+
+    expect(claimed).toHaveLength(1);
+    // The claim waited for the VACUUM then running, not for the rest of the pass.
+    expect(await vacuumedSince(claimedAt)).toBeGreaterThan(0);
+    expect(await vacuumedSince(start)).toBe(changed.vacuumed);
+  }, 30_000);
 });
