@@ -9,6 +9,8 @@ function table(header: string[], rows: string[][]) {
 }
 
 const CPU_COLUMNS = ['web', 'worker', 'postgres', 'redis', 'receiver', 'bench'];
+/** Decimals of a growth row's value, by its unit: whole rates, tenths of a millisecond, hundredths of a quotient. */
+const VALUE_DIGITS: Record<string, number> = { ms: 1, '×': 2 };
 
 /** The run as markdown: the header line, the main table, growth, memory, CPU, notes. */
 export function renderReport(results: BenchResults, settings: BenchSettings): string {
@@ -42,7 +44,7 @@ export function renderReport(results: BenchResults, settings: BenchSettings): st
         fmt(row.size),
         fmt(row.actualRows),
         row.figure,
-        `${fmt(row.value, row.unit === 'ms' ? 1 : 0)} ${row.unit}`,
+        `${fmt(row.value, VALUE_DIGITS[row.unit] ?? 0)} ${row.unit}`,
         fmt(row.ratioToSmallest, 2),
         fmt(row.costRatio, 2),
         row.flat,

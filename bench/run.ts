@@ -6,12 +6,13 @@
  * fresh database is created and dropped) and Redis (BENCH_REDIS_URL, default
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
- * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2 as its reference,
+ * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack as its reference,
  * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
  */
+import { randomUUID } from 'node:crypto';
 import { sleep } from '../kit/waiting.js';
 import { LOG_DIR, openContext, RESULTS_DIR, type BenchContext } from './context.js';
 import { backlog } from './figures/backlog.js';
@@ -27,6 +28,7 @@ import { saturatedTarget } from './figures/saturatedTarget.js';
 import { scaleOut } from './figures/scaleOut.js';
 import { upsertsPglite } from './figures/upsertsPglite.js';
 import { upsertsPostgres } from './figures/upsertsPostgres.js';
+import { endToEndThroughput } from './measure/deliveries.js';
 import { writeReport } from './report.js';
 import { fmt, type BenchResults, type FigureResult } from './results.js';
 import { benchSettings, ENGINE_ENV, PACED_WORKERS, SERVICE_DEFAULTS, UPSERT_CONNECTIONS } from './settings.js';
@@ -46,6 +48,22 @@ const NOTES = [
 const startEngineStack = (ctx: BenchContext) =>
   startPostgresStack(ctx, ENGINE_ENV, { web: 'web (PostgreSQL + Redis)', worker: 'worker (PostgreSQL + Redis)' }, 1);
 
+/**
+ * The embedded figure's reference: figure 2's stack (web + 1 worker) started afresh, `events`
+ * calls end to end after a warm-up, each time to an account of its own.
+ */
+async function engineThroughput(ctx: BenchContext, events: number) {
+  const engine = await startEngineStack(ctx);
+  try {
+    const target = { accountId: `reference-${randomUUID()}`, channel: '/r' };
+    await engine.client.subscribe(await engine.client.newKey(target.accountId), 'new_conversation', `${ctx.receiver.url}${target.channel}`);
+    await endToEndThroughput(ctx, engine.web.url, target, 300);
+    return (await endToEndThroughput(ctx, engine.web.url, target, events)).perSecond;
+  } finally {
+    await engine.stop();
+  }
+}
+
 /** Web + PACED_WORKERS workers on PostgreSQL and Redis, with the service's default pacing. */
 const startPacedStack = (ctx: BenchContext) =>
   startPostgresStack(ctx, {}, { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' }, PACED_WORKERS);
@@ -60,20 +78,7 @@ async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
   }
 }
 
-/** The embedded figure with the one it is measured against: figure 2 with one worker. */
-async function embeddedAlone(ctx: BenchContext): Promise<FigureResult> {
-  const engine = await startEngineStack(ctx);
-  const deliver = { accountId: 'deliver', channel: '/d' };
-  let throughput: FigureResult & { perSecond: number };
-  try {
-    await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
-    throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
-  } finally {
-    await engine.stop();
-  }
-  const alone = await embedded(ctx, throughput.perSecond);
-  return { ...alone, rows: [...throughput.rows, ...alone.rows] };
-}
+const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
 
 /** Figure 3's rate: half of figure 2's peak. */
 const halfPeak = (perSecond: number) => Math.max(10, Math.round(perSecond / 2));
@@ -105,7 +110,7 @@ async function fanOutAlone(ctx: BenchContext): Promise<FigureResult> {
 /** What BENCH_ONLY may name: figures that need nothing from those before them. */
 const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   scaleOut,
-  embedded: embeddedAlone,
+  embedded: embeddedBesideEngine,
   latency: latencyAlone,
   fanOut: fanOutAlone,
   upsertsPglite,
@@ -137,7 +142,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await saturatedTarget(ctx, paced));
   await paced.stop();
 
-  results.push(await embedded(ctx, throughput.perSecond));
+  results.push(await embeddedBesideEngine(ctx));
   results.push(await upsertsPglite(ctx));
   results.push(await pacedRateEmbedded(ctx));
   results.push(await restartTime(ctx));
