@@ -6,7 +6,7 @@
  * fresh database is created and dropped) and Redis (BENCH_REDIS_URL, default
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
- * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack as its reference,
+ * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack beside it as its reference,
  * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
@@ -78,6 +78,7 @@ async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
   }
 }
 
+/** The embedded figure, with figure 2's stack measured just before and after it as its reference. */
 const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
 
 /** Figure 3's rate: half of figure 2's peak. */
