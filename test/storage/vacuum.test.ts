@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AUTOVACUUM_THRESHOLDS } from '../../src/storage/vacuum.js';
 import { runMaintenancePass, type MaintenanceSettings } from '../../src/workers/maintenance.js';
-import { issueKey } from '../support/app.js';
+import { issueKey, storedHook } from '../support/app.js';
 import { upsertContact, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
@@ -82,8 +82,7 @@ describe('vacuum on PGlite', () => {
 
   it('lets a claim made during the pass go between two VACUUMs, not after the last', async () => {
     const accountId = newAccount();
-    const key = await issueKey(t.store, accountId);
-    await t.store.hooks.create({ keyId: key.id, accountId }, { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/1', maxPerSecond: null, secret: 'whsec_c2VjcmV0' }, 1);
+    await storedHook(t.store, accountId);
     await upsertContact(t.store, accountId, { phone: '+14155551000', fields: {} }, 'crm');
     const [delivery] = (await t.store.events.fanOut(100, 60_000)).deliveries;
     const start = await dbNow();
