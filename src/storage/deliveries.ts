@@ -132,13 +132,16 @@ export function deliveryQueries(db: Database) {
      */
     async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
       // Locked in id order before anything is written (LOCKED_IN_ID_ORDER), however long the
-      // health part below then holds the locks.
+      // health part below then holds the locks. Each delivery's outcome is read from the arrays at
+      // its id's place: joined with unnest() of them, the generic plan on a large table ran the
+      // unnest again for each delivery (a nested loop, 50 × 50 rows; 0.6 ms of 2.5 at 500k rows).
       const { rows } = await batchWrites.query<DisabledHook>(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$8', '$9', "d.status = 'sending'")},
          done AS (
-           UPDATE deliveries d SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::int[]) AS v(id, status, response_status, error, duration_ms), locked_deliveries m
-           WHERE d.id = v.id AND m.id = v.id AND d.queued_at = m.queued_at AND ${inRange('d.queued_at', '$8', '$9')}
+           UPDATE deliveries d SET status = ($2::text[])[m.i], response_status = ($3::int[])[m.i], error = ($4::text[])[m.i],
+             duration_ms = ($5::int[])[m.i]
+           FROM (SELECT id, queued_at, array_position($1::uuid[], id) AS i FROM locked_deliveries) m
+           WHERE d.id = m.id AND d.queued_at = m.queued_at AND ${inRange('d.queued_at', '$8', '$9')}
            RETURNING d.hook_id, d.status, d.attempted_at),
          ${updateHealth({ afterMs: '$6', minFailures: '$7' })}
          ${JUST_DISABLED}`,

@@ -122,6 +122,29 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     expect(await plans(t.store.db, 'ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED')).toStrictEqual([{ generic_plans: 0, custom_plans: 1 }]);
   });
 
+  it('writes each outcome of a batch on its own delivery, in whatever order the batch lists them', async () => {
+    const { deliveryIds } = await queuedDeliveries(4);
+    await t.store.deliveries.claim(deliveryIds, randomUUID());
+    const outcomes = [
+      { status: 'delivered', responseStatus: 201, error: undefined, durationMs: 11 },
+      { status: 'failed', responseStatus: 500, error: undefined, durationMs: 22 },
+      { status: 'refused', responseStatus: undefined, error: 'private address', durationMs: 33 },
+      { status: 'failed', responseStatus: undefined, error: 'timeout', durationMs: 44 },
+    ] as const;
+    // Listed against id order, so that an outcome written at another's place shows.
+    const batch = deliveryIds.map((deliveryId, i) => ({ deliveryId, ...outcomes[i]! })).reverse();
+    await t.store.deliveries.record(batch, health.rule);
+    const rows = await t.db.query<{ id: string; status: string; response_status: number | null; error: string | null; duration_ms: number }>(
+      'SELECT id::text, status, response_status, error, duration_ms FROM deliveries WHERE id = ANY($1::uuid[])',
+      [deliveryIds],
+    );
+    const written = new Map(rows.rows.map((row) => [row.id, row]));
+    deliveryIds.forEach((id, i) => {
+      const { status, responseStatus, error, durationMs } = outcomes[i]!;
+      expect(written.get(id)).toStrictEqual({ id, status, response_status: responseStatus ?? null, error: error ?? null, duration_ms: durationMs });
+    });
+  });
+
   it('never loses or doubles a claim or an outcome, however concurrent submissions interleave (group commit)', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -131,6 +154,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
         async (count, workers) => {
           const { deliveryIds } = await queuedDeliveries(count);
           const claimedBy = new Map<string, number>();
+          const recordedBy = new Map<string, number>();
           await Promise.all(
             workers.map(async (tries, worker) => {
               const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal, health);
@@ -141,6 +165,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
                   const claimed = await writes.claim.submit(id);
                   if (!claimed) return;
                   claimedBy.set(id, (claimedBy.get(id) ?? 0) + 1);
+                  recordedBy.set(id, worker);
                   await writes.record.submit({ deliveryId: id, status: 'delivered', responseStatus: 200 + worker, durationMs: 1 });
                 }),
               );
@@ -150,8 +175,16 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
           // Every delivery tried was claimed exactly once, by one submission of one worker...
           expect([...claimedBy.entries()].sort()).toStrictEqual([...tried].sort().map((id) => [id, 1]));
           // ...and its outcome is the one its claimant recorded; none was touched that was not tried.
-          const rows = (await t.db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [deliveryIds])).rows;
-          for (const row of rows) expect(row.status).toBe(tried.has(row.id) ? 'delivered' : 'queued');
+          const rows = (
+            await t.db.query<{ id: string; status: string; response_status: number | null }>(
+              'SELECT id::text, status, response_status FROM deliveries WHERE id = ANY($1::uuid[])',
+              [deliveryIds],
+            )
+          ).rows;
+          for (const row of rows) {
+            expect(row.status).toBe(tried.has(row.id) ? 'delivered' : 'queued');
+            expect(row.response_status).toBe(tried.has(row.id) ? 200 + recordedBy.get(row.id)! : null);
+          }
         },
       ),
       { numRuns: engine === 'pglite' ? 15 : 25 },
