@@ -12,16 +12,11 @@
  * stand. Rows are placed in future days, where the day partitions made ahead are; the first
  * partition (everything before tomorrow) is dropped empty at the start.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { pino } from 'pino';
-import { createDatabase } from '../../kit/databases.js';
-import { openPostgres, type Database } from '../../src/storage/database.js';
-import { migrate } from '../../src/storage/migrate.js';
 import { RESULTS_DIR, type BenchContext } from '../context.js';
-import { createTracedStore, plansUsed, type TracedStore } from '../measure/queryPlans.js';
+import { measureClaimsBeside, type Beside } from '../measure/claimsBeside.js';
+import { plansUsed } from '../measure/queryPlans.js';
 import { measureRetention, type RetentionRecord } from '../measure/retentionCost.js';
 import {
   BATCH,
@@ -40,29 +35,14 @@ import {
 import { fmt, growthRows, ratioRow, type FigureResult, type GrowthRow, type Row } from '../results.js';
 import { SERVICE_DEFAULTS } from '../settings.js';
 import { machineTicks } from '../support/cpu.js';
-import {
-  addDaysAhead,
-  DAYS,
-  dayName,
-  FANOUT,
-  FILLER,
-  growFiller,
-  prepareDays,
-  queueMeasured,
-  SEEDERS,
-  seedAccounts,
-  type GrowthDays,
-  type SeedingRecord,
-} from '../support/partitionSeeding.js';
+import { openGrowthDatabase, type GrowthDatabase } from '../support/growthDatabase.js';
+import { addDaysAhead, DAYS, dayName, FANOUT, FILLER, growFiller, queueMeasured, type SeedingRecord } from '../support/partitionSeeding.js';
 
 /** The smallest store: every other size is judged against it. */
 const BASE_ROWS = 100_000;
 const GROWN_ROWS = [10_000_000, 100_000_000];
 /** Days dropped at each size, each by its own dropBefore. */
 const RETENTION_DAYS = 3;
-const STORE_POOL = 4;
-
-const silentLog = pino({ level: 'silent' });
 
 interface Point {
   size: number;
@@ -80,6 +60,8 @@ interface Point {
   planCache: Record<string, { generic: number; custom: number } | undefined>;
   /** EXPLAIN (ANALYZE, BUFFERS) of each statement at this size (custom plans: parameters bound). */
   plans: Record<string, string>;
+  /** At a grown size: its claim and outcome against a database kept at the smallest size, in alternating rounds. */
+  beside?: Beside;
 }
 
 /** Calls of each statement measured at each size. */
@@ -89,17 +71,13 @@ interface Reps {
   pages: number;
 }
 
-/** What the series runs on: the store (traced), its database, the seeding and EXPLAIN connections, and the rows in place. */
+/** What the series runs on: the database grown in place, and the one kept at the smallest size beside it. */
 interface Series {
   ctx: BenchContext;
-  db: Database;
-  traced: TracedStore;
-  seeders: pg.Client[];
-  admin: pg.Client;
-  growth: GrowthDays;
+  grown: GrowthDatabase;
+  reference: GrowthDatabase | undefined;
   /** The largest size, when there is more than one: its days' size is dropped from the smallest table too. */
   largest: number | undefined;
-  hooks: { fillerHook: string; measuredHook: string };
   reps: Reps;
 }
 
@@ -110,57 +88,33 @@ export function partitionGrowthSizes(scale: number, env: NodeJS.ProcessEnv = pro
   return [BASE_ROWS, ...grown];
 }
 
-/** Drops the database even when the run is interrupted (run.ts exits at once on SIGINT). */
-function dropOnInterrupt(adminUrl: string, name: string) {
-  const handler = () => {
-    spawnSync('psql', ['-d', adminUrl, '-q', '-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: 'ignore', timeout: 10_000 });
-  };
-  process.prependListener('SIGINT', handler);
-  return () => process.off('SIGINT', handler);
-}
-
 export async function partitionGrowth(ctx: BenchContext): Promise<FigureResult> {
   const sizes = partitionGrowthSizes(ctx.settings.scale);
   const scaled = (n: number, min: number) => Math.max(min, Math.round(n * Math.min(1, ctx.settings.scale)));
   const reps = { claimBatches: scaled(200, 30), relayCalls: scaled(100, 20), pages: scaled(400, 50) };
   ctx.progress(`figure 5 (partitions): sizes ${sizes.map((s) => fmt(s)).join(', ')} delivery rows over ${DAYS} day partitions`);
-  const database = await createDatabase(ctx.settings.adminUrl, 'contact_hooks_growth');
-  const forget = dropOnInterrupt(ctx.settings.adminUrl, database.name);
-  const clients: pg.Client[] = [];
-  let db: Database | undefined;
+  const grown = await openGrowthDatabase(ctx, 'contact_hooks_growth');
+  let reference: GrowthDatabase | undefined;
   try {
-    db = openPostgres(database.url, { max: STORE_POOL, log: silentLog });
-    await migrate(db);
-    const client = async (setup: string[]) => {
-      const c = new pg.Client({ connectionString: database.url });
-      clients.push(c);
-      await c.connect();
-      for (const statement of setup) await c.query(statement);
-      return c;
-    };
-    // Seeding writes rows valid by construction: no foreign-key trigger per row, no wait for each commit's flush.
-    const seeders = await Promise.all(Array.from({ length: SEEDERS }, () => client(['SET session_replication_role = replica', 'SET synchronous_commit = off'])));
-    const admin = await client([]);
-    return await measureSeries(ctx, db, seeders, admin, sizes, reps);
+    if (sizes.length > 1) {
+      ctx.progress(`  a second database kept at ${fmt(BASE_ROWS)} rows, measured beside each grown size`);
+      reference = await openGrowthDatabase(ctx, 'contact_hooks_growth_reference');
+      await growFiller(ctx, reference.seeders, reference.admin, reference.growth, BASE_ROWS);
+    }
+    return await measureSeries({ ctx, grown, reference, reps, largest: sizes.length > 1 ? sizes.at(-1) : undefined }, sizes);
   } finally {
-    for (const c of clients) await c.end().catch(() => {});
-    await db?.close().catch(() => {});
-    await database.drop();
-    forget();
-    ctx.progress(`  dropped database ${database.name}`);
+    await reference?.close();
+    await grown.close();
   }
 }
 
 /** Each size in turn: the filler grown to it, then the statements and retention measured there. */
-async function measureSeries(ctx: BenchContext, db: Database, seeders: pg.Client[], admin: pg.Client, sizes: number[], reps: Reps): Promise<FigureResult> {
-  const traced = createTracedStore(db);
-  const hooks = await seedAccounts((text, params) => db.query(text, params));
-  const growth = await prepareDays(traced.store);
-  const series: Series = { ctx, db, traced, seeders, admin, growth, hooks, reps, largest: sizes.length > 1 ? sizes.at(-1) : undefined };
+async function measureSeries(series: Series, sizes: number[]): Promise<FigureResult> {
+  const { ctx, grown } = series;
   const seeding: SeedingRecord[] = [];
   const points: Point[] = [];
   for (const [index, size] of sizes.entries()) {
-    seeding.push(await growFiller(ctx, seeders, admin, growth, size));
+    seeding.push(await growFiller(ctx, grown.seeders, grown.admin, grown.growth, size));
     points.push(await measureSize(series, size, index));
   }
   return report(points, seeding, writePlans(points));
@@ -168,7 +122,8 @@ async function measureSeries(ctx: BenchContext, db: Database, seeders: pg.Client
 
 /** The statements, then retention, at one size; `index` gives the size's measured deliveries a slot of their own. */
 async function measureSize(series: Series, size: number, index: number): Promise<Point> {
-  const { ctx, db, traced, seeders, admin, growth, hooks, reps } = series;
+  const { ctx, grown, reference, reps } = series;
+  const { db, traced, seeders, admin, growth, hooks } = grown;
   const newest = growth.days.at(-1)!;
   // Fresh queued deliveries in the newest day, in a slot of their own at each size.
   const slot = newest + index * 3 * 3_600_000;
@@ -189,6 +144,8 @@ async function measureSize(series: Series, size: number, index: number): Promise
   const planCache = await plansUsed(db, STATEMENTS.map(({ key }) => key), texts);
   const databaseBytes = Number((await admin.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]!.n);
   const machineBusy = (ticksAfter.busy - ticksBefore.busy) / Math.max(1, ticksAfter.total - ticksBefore.total);
+  // Before retention drops the oldest days and new ones are added ahead: the same days as measured above.
+  const beside = index > 0 && reference ? await measureClaimsBeside(ctx, reference, grown, index) : undefined;
 
   // What the relay leased is sent meanwhile, as far as retention is concerned.
   await admin.query(`UPDATE deliveries SET status = 'delivered' WHERE hook_id = $1 AND status IN ('queued', 'sending')`, [hooks.measuredHook]);
@@ -198,7 +155,7 @@ async function measureSize(series: Series, size: number, index: number): Promise
   await addDaysAhead(traced.store, growth, RETENTION_DAYS * (bigDayRetention ? 2 : 1));
 
   const statements = Object.fromEntries(Object.entries(samples).map(([key, us]) => [key, stats(us)])) as Record<StatementKey, Stats>;
-  const point = { size, actualRows, statements, failures, retention, bigDayRetention, plans, planCache, machineBusy, databaseBytes };
+  const point = { size, actualRows, statements, failures, retention, bigDayRetention, plans, planCache, machineBusy, databaseBytes, beside };
   logPoint(ctx, point);
   return point;
 }
@@ -209,7 +166,8 @@ async function measureSize(series: Series, size: number, index: number): Promise
  * do; the same days among many more rows should cost the same.
  */
 async function dropBigDays(series: Series, largest: number) {
-  const { ctx, seeders, admin, growth, traced } = series;
+  const { ctx } = series;
+  const { seeders, admin, growth, traced } = series.grown;
   ctx.progress(`  retention's reference: the ${RETENTION_DAYS} oldest days filled as at ${fmt(largest)} rows, then dropped`);
   await growFiller(ctx, seeders, admin, growth, largest, growth.days.slice(0, RETENTION_DAYS));
   const tableRows = growth.fillerRows + growth.measuredRows;
@@ -218,9 +176,13 @@ async function dropBigDays(series: Series, largest: number) {
   return { records, tableRows };
 }
 
-function logPoint(ctx: BenchContext, { actualRows, statements, machineBusy, planCache, retention, databaseBytes }: Point) {
+function logPoint(ctx: BenchContext, { actualRows, statements, machineBusy, planCache, retention, databaseBytes, beside }: Point) {
   const line = STATEMENTS.map(({ key }) => `${key} ${fmt(statements[key].medianUs)} µs`).join(', ');
   ctx.progress(`  ${fmt(actualRows)} rows: ${line} (machine ${fmt(machineBusy * 100)}% busy meanwhile, this figure included)`);
+  if (beside) {
+    const pair = (key: 'claim' | 'record') => `${key} ${fmt(beside[key].grown.medianUs)} µs against ${fmt(beside[key].reference.medianUs)} µs`;
+    ctx.progress(`  beside a database of ${fmt(beside.referenceRows)} rows, alternating rounds: ${pair('claim')}, ${pair('record')}`);
+  }
   ctx.progress(`  plans (generic/custom, one connection): ${STATEMENTS.map(({ key }) => `${key} ${planCache[key] ? `${planCache[key].generic}/${planCache[key].custom}` : '?'}`).join(', ')}`);
   for (const r of retention) {
     const parts = Object.entries(r.steps).map(([step, ms]) => `${step} ${fmt(ms, 1)}`).join(', ');
@@ -241,6 +203,28 @@ function writePlans(points: Point[]) {
   return plansFile;
 }
 
+/**
+ * A grown size's statement against its reference: the claim and the outcome against the database
+ * kept at the smallest size, from the same alternating rounds (claimsBeside.ts); the others
+ * against the smallest size measured minutes before.
+ */
+function againstReference(point: Point, base: Point, key: StatementKey) {
+  const beside = key === 'claim' || key === 'record' ? point.beside?.[key] : undefined;
+  if (beside) {
+    return {
+      measured: `${fmt(beside.grown.medianUs)} µs (median of ${beside.grown.n}, alternating rounds)`,
+      reference: `${fmt(beside.reference.medianUs)} µs on a second database of ${fmt(point.beside!.referenceRows)} rows, in the same rounds`,
+      ratio: beside.grown.medianUs / beside.reference.medianUs,
+    };
+  }
+  const measured = point.statements[key];
+  return {
+    measured: `${fmt(measured.medianUs)} µs (median of ${measured.n})`,
+    reference: `${fmt(base.statements[key].medianUs)} µs at ${fmt(base.actualRows)} rows`,
+    ratio: measured.medianUs / base.statements[key].medianUs,
+  };
+}
+
 /** Each grown size against the smallest: ratio rows for the 1.3× goal, growth rows, the data and the note. */
 function report(points: Point[], seeding: unknown[], plansFile: string): FigureResult {
   const base = points[0]!;
@@ -250,15 +234,12 @@ function report(points: Point[], seeding: unknown[], plansFile: string): FigureR
   const rows: Row[] = [];
   for (const point of points.slice(1)) {
     for (const { key, what } of STATEMENTS) {
-      const measured = point.statements[key].medianUs;
-      const reference = base.statements[key].medianUs;
       rows.push(
         ratioRow({
           figure: '5',
           what: `Partitioned: ${what}, ${fmt(point.actualRows)} delivery rows`,
-          measured: point.failures[key] ? `failed: ${point.failures[key]}` : `${fmt(measured)} µs (median of ${point.statements[key].n})`,
-          reference: `${fmt(reference)} µs at ${fmt(base.actualRows)} rows`,
-          ratio: measured / reference,
+          ...againstReference(point, base, key),
+          ...(point.failures[key] ? { measured: `failed: ${point.failures[key]}` } : {}),
           goal: { atMost: 1.3 },
         }),
       );
@@ -318,7 +299,7 @@ function report(points: Point[], seeding: unknown[], plansFile: string): FigureR
       },
     },
     notes: [
-      `Partitioned growth (figure 5): a database of its own, through the service's store; ${DAYS} future day partitions hold the rows at every size (a day dropped by retention is replaced by a new one ahead). Filler: one account, ${FANOUT} hooks, ${FANOUT} deliveries per event, all delivered and fanned out, seeded with INSERT … SELECT generate_series straight into the day partitions (ids from deliveryIdAt, events' ids too; no per-row FK trigger), then VACUUM ANALYZE and CHECKPOINT. Claim and outcome: batches of ${BATCH} fresh queued deliveries of another account's hook in the newest day; relay scan: takeOverdue(${RELAY_BATCH}) over overdue queued ones there; log pages of one filler hook (${100 / FANOUT}% of the rows) and of the filler account. Medians of single calls from Node (round trip included), after ${WARM} unmeasured calls each. Retention: dropBefore of the oldest day, ${RETENTION_DAYS} days at each size; "rows at measurement" in its growth row is deliveries per day dropped; its reference for the largest size is ${RETENTION_DAYS} days filled as that size's are, dropped from the smallest table the same way. Plans: ${plansFile}.`,
+      `Partitioned growth (figure 5): a database of its own, through the service's store; ${DAYS} future day partitions hold the rows at every size (a day dropped by retention is replaced by a new one ahead). Filler: one account, ${FANOUT} hooks, ${FANOUT} deliveries per event, all delivered and fanned out, seeded with INSERT … SELECT generate_series straight into the day partitions (ids from deliveryIdAt, events' ids too; no per-row FK trigger), then VACUUM ANALYZE and CHECKPOINT. Claim and outcome: batches of ${BATCH} fresh queued deliveries of another account's hook in the newest day; relay scan: takeOverdue(${RELAY_BATCH}) over overdue queued ones there; log pages of one filler hook (${100 / FANOUT}% of the rows) and of the filler account. Medians of single calls from Node (round trip included), after ${WARM} unmeasured calls each. At each grown size the claim and the outcome are also measured beside a second database kept at ${fmt(BASE_ROWS)} filler rows, in alternating rounds (bench/measure/claimsBeside.ts), and their ratio rows are to that: the series' smallest size is measured minutes before, and the host drifts. Retention: dropBefore of the oldest day, ${RETENTION_DAYS} days at each size; "rows at measurement" in its growth row is deliveries per day dropped; its reference for the largest size is ${RETENTION_DAYS} days filled as that size's are, dropped from the smallest table the same way. Plans: ${plansFile}.`,
     ],
   };
 }

@@ -90,8 +90,12 @@ function failed({ ctx, costs }: CostSession, key: StatementKey, error: unknown) 
   ctx.progress(`  ${key} FAILED: ${String(error)}`);
 }
 
-/** Claims `claimIds` (queued, in queued order) batch by batch, then records each batch's outcome, as a worker does. */
-export async function measureClaimAndRecord(session: CostSession, claimIds: string[]) {
+/**
+ * Claims `claimIds` (queued, in queued order) batch by batch, then records each batch's outcome,
+ * as a worker does. The first `warm` batches are not measured; `explain`: the first batches'
+ * statements are EXPLAINed too (once per size is enough).
+ */
+export async function measureClaimAndRecord(session: CostSession, claimIds: string[], { warm = WARM, explain: explained = true } = {}) {
   const { admin, traced, costs } = session;
   const { store } = traced;
   const batches = Array.from({ length: claimIds.length / BATCH }, (_, i) => claimIds.slice(i * BATCH, (i + 1) * BATCH));
@@ -100,7 +104,7 @@ export async function measureClaimAndRecord(session: CostSession, claimIds: stri
     const token = randomUUID();
     const [claimed, claimUs] = await timed(() => store.deliveries.claim(batch, token));
     if (claimed.length !== batch.length) throw new Error(`claimed ${claimed.length} of ${batch.length}`);
-    if (i === 0) {
+    if (explained && i === 0) {
       const next = batches[1]!;
       costs.texts.claim = traced.lastQuery().text;
       const nextClaim = { text: traced.lastQuery().text, params: [next, randomUUID(), ...queuedRange(next)] };
@@ -108,8 +112,8 @@ export async function measureClaimAndRecord(session: CostSession, claimIds: stri
       costs.plans['claim (generic plan)'] = await explainGeneric(admin, nextClaim);
     }
     const [, recordUs] = await timed(() => store.deliveries.record(outcomes(batch), RULE));
-    if (i === 1) Object.assign(costs.plans, await explainRecord(session, batches[2]!));
-    if (i >= WARM) {
+    if (explained && i === 1) Object.assign(costs.plans, await explainRecord(session, batches[2]!));
+    if (i >= warm) {
       costs.samples.claim.push(claimUs);
       costs.samples.record.push(recordUs);
     }
