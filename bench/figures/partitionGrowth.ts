@@ -3,13 +3,15 @@
  * deliveries and events (migration 7) at 100k delivery rows, then grown in place to 10M (and
  * 100M with BENCH_GROWTH_MAX_ROWS=100000000), always over the same DAYS day partitions, so that
  * only the rows per partition change. Claim, outcome, relay scan and log page should cost within
- * 1.3× of their cost at 100k; retention drops whole days, so its time per day should not grow
- * with the rows the table holds: a day as big as the largest size's is also dropped from the
- * smallest table, as the reference for retention at the largest size.
+ * 1.3× of their cost at 100k: the claim and the outcome are judged against a second database
+ * kept at 100k, measured in alternating rounds beside each grown size (claimsBeside.ts).
+ * Retention drops whole days, so its time per day should not grow with the rows the table
+ * holds: a day as big as the largest size's is also dropped from the smallest table, as the
+ * reference for retention at the largest size.
  *
- * It runs on a database of its own (created, migrated and dropped here), through the service's
- * own store (createStore over openPostgres), so it measures the service's statements as they
- * stand. Rows are placed in future days, where the day partitions made ahead are; the first
+ * It runs on databases of its own (support/growthDatabase.ts: created, migrated and dropped),
+ * through the service's own store (createStore over openPostgres), so it measures the service's
+ * statements as they stand. Rows are placed in future days, where the day partitions made ahead are; the first
  * partition (everything before tomorrow) is dropped empty at the start.
  */
 import { writeFileSync } from 'node:fs';
