@@ -1,8 +1,8 @@
 /**
  * The claim and the outcome of a grown table against the same statements on a table kept at the
  * smallest size, measured in alternating rounds on the same host at the same minute. Measured
- * minutes apart (the smallest size first, then seeding, then the grown size), the two drifted
- * with the host: 0.94–1.52× and 1.07–2.15× across runs with no change to the statements.
+ * minutes apart (the smallest size first, then seeding, then the grown size), the two also
+ * drifted with the host: 0.94–1.52× and 1.07–2.15× across runs.
  */
 import type { BenchContext } from '../context.js';
 import type { GrowthDatabase } from '../support/growthDatabase.js';
@@ -48,8 +48,10 @@ async function queueRounds(side: GrowthDatabase, index: number) {
 
 /** Claim and outcome medians of `grown` and of `reference`, from the same alternating rounds; `index`: the size's. */
 export async function measureClaimsBeside(ctx: BenchContext, reference: GrowthDatabase, grown: GrowthDatabase, index: number): Promise<Beside> {
-  const sides = [reference, grown].map((side) => ({ side, session: { ctx, admin: side.admin, traced: side.traced, costs: newCosts() } as CostSession, ids: [] as string[] }));
-  for (const entry of sides) entry.ids = await queueRounds(entry.side, index);
+  const sides: { session: CostSession; ids: string[] }[] = [];
+  for (const side of [reference, grown]) {
+    sides.push({ session: { ctx, admin: side.admin, traced: side.traced, costs: newCosts() }, ids: await queueRounds(side, index) });
+  }
   const perRound = BATCHES_PER_ROUND * BATCH;
   for (let round = 0; round < ROUNDS; round++) {
     for (const { session, ids } of round % 2 === 0 ? sides : [...sides].reverse()) {

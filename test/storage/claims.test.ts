@@ -154,7 +154,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
         async (count, workers) => {
           const { deliveryIds } = await queuedDeliveries(count);
           const claimedBy = new Map<string, number>();
-          const recordedBy = new Map<string, number>();
+          const recorded = new Map<string, number>();
           await Promise.all(
             workers.map(async (tries, worker) => {
               const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal, health);
@@ -165,8 +165,10 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
                   const claimed = await writes.claim.submit(id);
                   if (!claimed) return;
                   claimedBy.set(id, (claimedBy.get(id) ?? 0) + 1);
-                  recordedBy.set(id, worker);
-                  await writes.record.submit({ deliveryId: id, status: 'delivered', responseStatus: 200 + worker, durationMs: 1 });
+                  // A response status of its own for each (worker, delivery): one written at another's place shows.
+                  const responseStatus = 200 + worker * 12 + (index % count);
+                  recorded.set(id, responseStatus);
+                  await writes.record.submit({ deliveryId: id, status: 'delivered', responseStatus, durationMs: 1 });
                 }),
               );
             }),
@@ -183,7 +185,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
           ).rows;
           for (const row of rows) {
             expect(row.status).toBe(tried.has(row.id) ? 'delivered' : 'queued');
-            expect(row.response_status).toBe(tried.has(row.id) ? 200 + recordedBy.get(row.id)! : null);
+            expect(row.response_status).toBe(tried.has(row.id) ? recorded.get(row.id)! : null);
           }
         },
       ),
