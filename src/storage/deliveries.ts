@@ -178,11 +178,13 @@ export function deliveryQueries(db: Database) {
      * it back with its place.
      */
     async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
+      // Each delivery's time and place are read from the arrays at its id's place, as record()'s
+      // outcomes are: no join with unnest() of them for a generic plan to loop over.
       await batchWrites.query(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$4', '$5', "d.status = 'queued'")}
-         UPDATE deliveries d SET relay_at = to_timestamp(v.relay_at / 1000.0), place = v.place
-         FROM unnest($1::uuid[], $2::float8[], $3::float8[]) AS v(id, relay_at, place), locked_deliveries l
-         WHERE d.id = v.id AND l.id = v.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$4', '$5')}`,
+         UPDATE deliveries d SET relay_at = to_timestamp(($2::float8[])[m.i] / 1000.0), place = ($3::float8[])[m.i]
+         FROM (SELECT id, queued_at, array_position($1::uuid[], id) AS i FROM locked_deliveries) m
+         WHERE d.id = m.id AND d.queued_at = m.queued_at AND ${inRange('d.queued_at', '$4', '$5')}`,
         [entries.map((e) => e.deliveryId), entries.map((e) => e.relayAt), entries.map((e) => e.place), ...queuedRange(entries.map((e) => e.deliveryId))],
       );
     },

@@ -145,6 +145,22 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     });
   });
 
+  it('postpones each delivery of a batch to its own time and place, in whatever order the batch lists them', async () => {
+    const { deliveryIds } = await queuedDeliveries(4);
+    const base = Date.UTC(2030, 0, 1);
+    // Listed against id order, so that a time or place written at another's shows.
+    const entries = deliveryIds.map((deliveryId, i) => ({ deliveryId, relayAt: base + (i + 1) * 60_000, place: (i + 1) * 1_000_003 })).reverse();
+    await t.store.deliveries.postpone(entries);
+    const rows = await t.db.query<{ id: string; relay_at: number; place: number }>(
+      'SELECT id::text, (extract(epoch FROM relay_at) * 1000)::float8 AS relay_at, place::float8 AS place FROM deliveries WHERE id = ANY($1::uuid[])',
+      [deliveryIds],
+    );
+    const written = new Map(rows.rows.map((row) => [row.id, row]));
+    for (const { deliveryId, relayAt, place } of entries) {
+      expect(written.get(deliveryId)).toStrictEqual({ id: deliveryId, relay_at: relayAt, place });
+    }
+  });
+
   it('never loses or doubles a claim or an outcome, however concurrent submissions interleave (group commit)', async () => {
     await fc.assert(
       fc.asyncProperty(
