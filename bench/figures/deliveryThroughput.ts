@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
+import { median } from '../../kit/statistics.js';
 import type { BenchContext } from '../context.js';
 import { endToEndThroughput } from '../measure/deliveries.js';
 import { durableMinimum } from '../measure/durableMinimum.js';
@@ -31,7 +32,6 @@ interface Round {
   engine: EndToEnd;
 }
 const ratioOf = (round: Round) => round.engine.perSecond / round.minimum;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** `accountId` has one new_conversation hook, on the receiver's `channel`; the stack runs one worker. */
 export async function deliveryThroughput(
@@ -58,8 +58,8 @@ export async function deliveryThroughput(
       ctx.progress(`  durable minimum ${fmt(minimum)}/s, then ${fmt(engine.perSecond)} deliveries/s (${fmt(engine.perSecond / minimum, 2)}), ingestion ${fmt(engine.ingestPerSecond)}/s`);
       rounds.push({ minimum, engine });
     }
-    const middle = median(rounds.map(ratioOf));
-    return { rounds, median: rounds.find((round) => ratioOf(round) === middle)! };
+    const byRatio = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b));
+    return { rounds, median: byRatio[Math.floor(ROUNDS / 2)]! };
   }
   const one = await besideMinimum('delivery end to end, web + 1 worker');
   await stack.startWorkers(1);

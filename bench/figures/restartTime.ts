@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../kit/processes.js';
+import { median } from '../../kit/statistics.js';
 import { waitUntil } from '../../kit/waiting.js';
 import type { BenchContext } from '../context.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
@@ -30,8 +31,6 @@ async function secondsToHealthy(command: string, args: string[], env: Record<str
     await exited;
   }
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function restartTime(ctx: BenchContext): Promise<FigureResult> {
   const env = { DATA_DIR: ctx.tempDir('restart'), INTERNAL_API_TOKEN: ctx.token, LOG_LEVEL: 'warn' };
