@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { Services } from '../services/index.js';
 import { requireApiKey, requireInternalToken, requireOperator } from './auth.js';
 import { documentScopeErrors } from './documentedErrors.js';
+import { leasedRateLimitStore } from './rateLimitLeases.js';
 import { clientErrorHandler, RateLimitedError, registerErrorHandling, routerErrors, ShuttingDownError } from './errors.js';
 import { acceptJsonBodiesOnly } from './jsonBody.js';
 import { internalDocs, publicDocs, registerOpenApi } from './openapi.js';
@@ -105,10 +106,11 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,
         keyGenerator: (request) => request.caller.keyId,
-        // Shared through Redis, the limit holds however many web processes serve the key. If Redis
-        // does not answer, requests go through uncounted: the limit is for fairness, and the API
-        // keeps answering without Redis, as it does for events (the outbox keeps them).
-        ...(rateLimitRedis && { redis: rateLimitRedis, nameSpace: `${config.QUEUE_PREFIX}:rate-limit:`, skipOnError: true }),
+        // Shared through Redis, the limit holds however many web processes serve the key; each
+        // process takes its requests from the count a lease at a time (./rateLimitLeases.ts). If
+        // Redis does not answer, requests go through uncounted: the limit is for fairness, and the
+        // API keeps answering without Redis, as it does for events (the outbox keeps them).
+        ...(rateLimitRedis && { store: leasedRateLimitStore(rateLimitRedis, `${config.QUEUE_PREFIX}:rate-limit:`), skipOnError: true }),
         errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
       });
       await api.register(contactRoutes(services));

@@ -12,9 +12,9 @@ import { createRedisNewEvents } from '../queue/redisNewEvents.js';
  */
 export function connectWebToRedis(config: Config, target: RedisTarget, log: Logger) {
   const redis = { target, prefix: config.QUEUE_PREFIX };
-  // Fail fast, like the signal: a request never waits on Redis for its rate-limit count. Counts
-  // of concurrent requests share a round trip (auto-pipelining). Its script declares its one
-  // key, so on a cluster each key's count goes to the key's own slot.
+  // Fail fast, like the signal: a request never waits on Redis for its rate-limit lease. Leases
+  // of different keys taken in one tick share a round trip (auto-pipelining). Its script declares
+  // its one key, so on a cluster each key's count goes to the key's own slot.
   const rateLimitRedis = connectRedis(target, 'fails-fast', { autoPipelining: true, commandTimeoutMs: 1_000 });
   rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
   return {
