@@ -4,8 +4,8 @@ import type { RedisClient } from '../queue/redisConnection.js';
 /**
  * A lease is at most this share of what is left of a key's minute, and at most LEASE_MOST
  * requests. What a web process holds and does not spend is refused to the others until the
- * window ends, so a lease stays small beside what is left: a key's last 32 requests are counted
- * one at a time, exactly as a call per request would count them.
+ * window ends, so a lease stays small beside what is left: while fewer than 64 of a key's
+ * requests are left, each is counted on its own, exactly as a call per request would count it.
  */
 const LEASE_SHARE = 32;
 const LEASE_MOST = 64;
