@@ -11,6 +11,7 @@ import { Pool } from 'undici';
 import type { BenchContext } from '../context.js';
 import { callBody } from '../support/clients.js';
 import { closedLoop } from '../support/load.js';
+import { waitUntil } from '../../kit/waiting.js';
 import type { CpuWindow } from '../support/cpu.js';
 
 const SCHEMA = `
@@ -22,8 +23,25 @@ const SCHEMA = `
     response_status integer, attempted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     UNIQUE (event_id, hook_id));`;
 
+/**
+ * Until the server has `needed` connections free. The stack measured beside the durable minimum
+ * stays up, and its pools keep what they opened under load until it has idled for 10 s: with
+ * two workers that can be more than the durable minimum's 50 leave of PostgreSQL's 100.
+ */
+async function connectionsFree(ctx: BenchContext, needed: number) {
+  const free = async () => {
+    const { rows } = await ctx.sql(
+      `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - count(*)::int AS free
+       FROM pg_stat_activity WHERE backend_type = 'client backend'`,
+    );
+    return (rows[0] as { free: number }).free;
+  };
+  await waitUntil(async () => (await free()) >= needed, 30_000, `durable minimum: ${needed} PostgreSQL connections not free within 30 s`);
+}
+
 export async function durableMinimum(ctx: BenchContext, concurrency: number, durationMs: number) {
   await ctx.sql(SCHEMA);
+  await connectionsFree(ctx, concurrency);
   const db = new pg.Pool({ connectionString: ctx.database.url, max: concurrency });
   const receiver = new Pool(ctx.receiver.url, { connections: concurrency, connect: { ca: ctx.certificate.cert }, keepAliveTimeout: 60_000 });
   const hookId = randomUUID();
