@@ -70,8 +70,13 @@ class LeasedStore implements FastifyRateLimitStore {
     );
   }
 
-  child(routeOptions: { method: string | string[]; url: string }) {
-    return new LeasedStore(this.redis, `${this.prefix}${String(routeOptions.method)}${routeOptions.url}-`);
+  /**
+   * A route with a limit of its own counts apart, as the plugin's own Redis store does it. The
+   * plugin hands over its params with the route as `routeInfo`, whatever its types say.
+   */
+  child(params: Parameters<FastifyRateLimitStore['child']>[0]) {
+    const { routeInfo } = params as unknown as { routeInfo: { method?: string; url?: string } };
+    return new LeasedStore(this.redis, `${this.prefix}${routeInfo.method}${routeInfo.url}-`);
   }
 
   private async count(key: string, windowMs: number, max: number): Promise<Counted> {

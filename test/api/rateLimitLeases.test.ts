@@ -88,6 +88,15 @@ describe.runIf(withPostgresAndRedis)('the rate limit counted in leases', () => {
     expect(await counted(key)).toBe(128);
   });
 
+  it('counts a route with a limit of its own apart from the rest, under the key of its method and path', async () => {
+    const store = processStore();
+    const route = store.child({ routeInfo: { method: 'POST', url: '/api/v1/contacts' } } as unknown as Parameters<FastifyRateLimitStore['child']>[0]);
+    const key = newKey();
+    expect(await drain(route, key, 2)).toBe(2);
+    expect(await drain(store, key, 3)).toBe(3);
+    expect(Number(await clients[0]!.get(`${redis.prefix}:rate-limit:POST/api/v1/contacts-${key}`))).toBe(2);
+  });
+
   it('refuses with the time left in the window, counts nothing for a refusal, and lets requests through again in the next window', async () => {
     const store = processStore();
     const key = newKey();
