@@ -43,7 +43,7 @@ export const LATE_DEPARTURE_MS = JITTER_ALLOWANCE_MS / 2;
 /**
  * How late a POST's first byte may leave after its departure (after the handshake allowance when
  * it opens a connection; from the soonest the departure may have been in the sender's clock, so
- * the gate's round trip counts) before the pacer is told (startedLate). Timers and a busy event loop
+ * the gate's round trip counts) before the pacer is told (startedOffTime). Timers and a busy event loop
  * make a few ms usual, and each report costs a pacer call; what goes unreported comes out of the
  * jitter allowance, which is the network's and the receiver's but for this much. Measured under
  * load here: 97% of POSTs started within 5 ms of their departure, a few 10 to 40 ms late.
@@ -108,7 +108,7 @@ export const EMPTY_PACE_STATE: PaceState = { tail: 0, lastSent: 0, sent: 0, rate
  * target's departures, when it counts as having reached the target (its time, and
  * NEW_CONNECTION_ALLOWANCE_MS more when it was spaced for a handshake: a connection asked for, or
  * the target idle), and whether it was. The pacer keeps `countsAt` among the target's last
- * `rate` departures; it is handed back when the POST starts late (startedLate).
+ * `rate` departures; it is handed back when the POST starts off its time (startedOffTime).
  */
 export interface GrantedDeparture {
   seq: number;
@@ -209,32 +209,48 @@ export function windowBound(state: Pick<PaceState, 'lastSent' | 'sent' | 'rateAg
 }
 
 /**
- * How much later than its departure allowed a POST's first byte left (positive: to be reported
- * to startedLate): the departure granted at `departedAt`, with NEW_CONNECTION_ALLOWANCE_MS when
- * it was spaced for a handshake, and UNREPORTED_LATENESS_MS.
+ * How much later than its departure allowed a POST's first byte left (negative: sooner): the
+ * departure granted at `departedAt`, with NEW_CONNECTION_ALLOWANCE_MS when it was spaced for a
+ * handshake, and UNREPORTED_LATENESS_MS.
  */
-export const startLatenessMs = (departedAt: number, newConnection: boolean, startedAt: number) =>
+export const startOffsetMs = (departedAt: number, newConnection: boolean, startedAt: number) =>
   startedAt - (departedAt + (newConnection ? NEW_CONNECTION_ALLOWANCE_MS : 0) + UNREPORTED_LATENESS_MS);
 
 /**
- * A POST whose first byte left `byMs` later than its departure allowed (startLatenessMs): its
+ * Whether the pacer is told of a POST's start (startedOffTime): when it started late, and when a
+ * departure spaced for a handshake started sooner than its allowance ran out (the handshake took
+ * less, or the connection was there after all). That allowance would otherwise bind the departure
+ * `rate` after it for good: in a backlog each place is an interval after the last, so a line
+ * never catches up what its window lost (figure 7 at 20/s: each worker's first POST kept the
+ * line the whole allowance, where its POST, handshake and answer, took 27 to 213 ms). Only a
+ * handshake's departure is told of an early start: it is one in many, where any other's would
+ * cost a pacer call for a few ms.
+ */
+export const tellsStart = (departure: Pick<GrantedDeparture, 'forHandshake'>, offsetMs: number) =>
+  offsetMs > 0 || (departure.forHandshake && offsetMs < 0);
+
+/**
+ * A POST whose first byte left `byMs` later than its departure allowed (startOffsetMs): its
  * handshake ran long (a loaded machine, a distant host), or it found no free connection where
  * one was expected, or its process was busy. It reached the target as if it had left `byMs`
  * later: it counts from then (the `countsAt` returned), so the departure `rate` after it leaves a
  * window after that; the departures between are bound by the window of those before them, and
  * those after by the order of departures (windowBound). Two POSTs late together by the same
- * amount move the line once, not twice. Undefined once `rate` departures came after it (it
- * started about a window late, less SOON_MS and the claim lead): the one that needed to wait has
- * left; and so when the rate changed since (`sent` counts from 0 again).
+ * amount move the line once, not twice. A negative `byMs` (a handshake quicker than its
+ * allowance: tellsStart) counts it from when it really left too, a little after its departure:
+ * never sooner than UNREPORTED_LATENESS_MS before its first byte, as for any POST. Undefined once
+ * `rate` departures came after it (it started about a window late, less SOON_MS and the claim
+ * lead): the one that needed to wait has left; and so when the rate changed since (`sent` counts
+ * from 0 again).
  */
-export function startedLate(state: Pick<PaceState, 'sent'>, late: GrantedDeparture, byMs: number, limits: PaceLimits): number | undefined {
-  const since = state.sent - late.seq;
-  return since < 0 || since >= limits.perSecond ? undefined : late.countsAt + byMs;
+export function startedOffTime(state: Pick<PaceState, 'sent'>, departure: GrantedDeparture, byMs: number, limits: PaceLimits): number | undefined {
+  const since = state.sent - departure.seq;
+  return since < 0 || since >= limits.perSecond ? undefined : departure.countsAt + byMs;
 }
 
 /**
  * Whether a target paced `perSecond` is held to the times of its departures: up to the fastest
- * pace a subscription may ask for (max_per_second). Its late starts are accounted (startedLate),
+ * pace a subscription may ask for (max_per_second). Its late starts are accounted (startedOffTime),
  * and a POST too late for its departure does not leave then (LATE_DEPARTURE_MS). A faster
  * DELIVERY_RATE_PER_TARGET is a cap on throughput that no receiver counts to. Moving such a
  * target on by each late start would stall it whole for the lateness, again and again while a

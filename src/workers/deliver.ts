@@ -7,7 +7,8 @@ import {
   isThrottled,
   LATE_DEPARTURE_MS,
   retryAfterMs,
-  startLatenessMs,
+  startOffsetMs,
+  tellsStart,
   type GrantedDeparture,
 } from '../domain/pacing.js';
 import { openSecret } from '../domain/secretBox.js';
@@ -141,21 +142,21 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
   const isLate = (job: DeliveryJob, departure: Departure) => heldToDepartureTimes(paceOf(job)) && Date.now() > departure.at + LATE_DEPARTURE_MS;
 
   /**
-   * Tells the pacer when the POST of `departure` starts later than it allowed (startLatenessMs,
-   * from the soonest the departure may have been), so the departures after it are spaced from
-   * when it really left. Not awaited: the POST goes on.
+   * Tells the pacer when the POST of `departure` starts later than it allowed, or a handshake's
+   * departure sooner (startOffsetMs, from the soonest the departure may have been; tellsStart), so
+   * the departures after it are spaced from when it really left. Not awaited: the POST goes on.
    * Nothing to tell for a target paced faster than any receiver counts (heldToDepartureTimes).
    */
   const noteStart = (job: DeliveryJob, departure: Departure) => {
     const perSecond = paceOf(job);
     if (!heldToDepartureTimes(perSecond)) return undefined;
     return () => {
-      const byMs = startLatenessMs(departure.soonestAt, departure.granted.forHandshake, Date.now());
-      if (byMs <= 0) return;
-      metrics.lateStarts.inc();
+      const byMs = startOffsetMs(departure.soonestAt, departure.granted.forHandshake, Date.now());
+      if (!tellsStart(departure.granted, byMs)) return;
+      if (byMs > 0) metrics.lateStarts.inc();
       pacer
-        .startedLate(job.targetUrl, perSecond, departure.granted, byMs)
-        .catch((error: unknown) => log.warn({ err: error, deliveryId: job.deliveryId, byMs }, 'could not tell the pacer of a late start'));
+        .startedOffTime(job.targetUrl, perSecond, departure.granted, byMs)
+        .catch((error: unknown) => log.warn({ err: error, deliveryId: job.deliveryId, byMs }, 'could not tell the pacer when a POST started'));
     };
   };
 

@@ -1,4 +1,4 @@
-import { EMPTY_PACE_STATE, PACE_WINDOW_MS, paceLimits, passGate, startedLate, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import { EMPTY_PACE_STATE, PACE_WINDOW_MS, paceLimits, passGate, startedOffTime, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
 
 export interface GateRequest extends GateAsk {
   targetUrl: string;
@@ -12,7 +12,7 @@ export interface GateRequest extends GateAsk {
 export type GateAnswer =
   /**
    * Leave in `inMs` (0: now), or from `fromMs` once claimed (passGate's `from`): the departure is
-   * granted and recorded (`granted`, handed back if its POST starts late). `place` as for a wait.
+   * granted and recorded (`granted`, handed back if its POST starts off its time). `place` as for a wait.
    */
   | { kind: 'go'; inMs: number; fromMs: number; place: number; granted: GrantedDeparture }
   /** Come back in `waitMs`; `place` (the pacer's clock) is handed back on the next pass. */
@@ -29,8 +29,8 @@ export interface Pacer {
   gate(request: GateRequest): Promise<GateAnswer>;
   /** Nothing more goes to the target for `ms`: it answered 429 or 503 (Retry-After). */
   hold(targetUrl: string, ms: number): Promise<void>;
-  /** The POST of the `granted` departure started `byMs` later than it allowed: see startedLate() in src/domain/pacing.ts. */
-  startedLate(targetUrl: string, perSecond: number, granted: GrantedDeparture, byMs: number): Promise<void>;
+  /** The POST of the `granted` departure started `byMs` later (negative: sooner) than it allowed: see startedOffTime() in src/domain/pacing.ts. */
+  startedOffTime(targetUrl: string, perSecond: number, granted: GrantedDeparture, byMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -111,10 +111,10 @@ export function createLocalPacer(hostBudget: number, now: () => number = Date.no
       // Held before any departure (a 429 to a process that restarted): its first gate sets its rate.
       else targets.set(targetUrl, { state: { ...targetPart(EMPTY_PACE_STATE), holdUntil }, perSecond: 0, window: [] });
     },
-    async startedLate(targetUrl, perSecond, granted, byMs) {
+    async startedOffTime(targetUrl, perSecond, granted, byMs) {
       const pace = targets.get(targetUrl);
       if (pace?.perSecond !== perSecond) return;
-      const countsAt = startedLate(pace.state, granted, byMs, paceLimits(perSecond, hostBudget));
+      const countsAt = startedOffTime(pace.state, granted, byMs, paceLimits(perSecond, hostBudget));
       if (countsAt !== undefined) pace.window[windowSlot(granted.seq, perSecond)] = countsAt;
     },
     close: async () => {},

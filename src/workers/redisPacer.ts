@@ -74,10 +74,11 @@ return 1
 `;
 
 /**
- * startedLate() of src/domain/pacing.ts. KEYS: the target's hash. ARGV: the late departure's seq
- * and countsAt (as the gate returned them), how late its POST started, and the target's rate.
+ * startedOffTime() of src/domain/pacing.ts. KEYS: the target's hash. ARGV: the departure's seq and
+ * countsAt (as the gate returned them), how late its POST started (negative: how soon), and the
+ * target's rate.
  */
-const STARTED_LATE = `
+const STARTED_OFF_TIME = `
 local target = redis.call('HMGET', KEYS[1], 'sent', 'rate')
 local sent, rate = tonumber(target[1]), tonumber(ARGV[4])
 if not sent or tonumber(target[2]) ~= rate then return 0 end
@@ -96,7 +97,7 @@ return 1
 type PacingRedis = RedisClient & {
   passGate(target: string, budget: string, ...args: string[]): Promise<[string, string, string, number, string, string]>;
   holdTarget(target: string, holdUs: string): Promise<number>;
-  startedLate(target: string, seq: string, countsAtUs: string, byUs: string, perSecond: string): Promise<number>;
+  startedOffTime(target: string, seq: string, countsAtUs: string, byUs: string, perSecond: string): Promise<number>;
 };
 
 const US_PER_MS = 1000;
@@ -123,7 +124,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   redis.on('error', (error) => log.warn({ err: error }, 'pacer connection problem; waiting for Redis'));
   redis.defineCommand('passGate', { numberOfKeys: 2, lua: GATE });
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });
-  redis.defineCommand('startedLate', { numberOfKeys: 1, lua: STARTED_LATE });
+  redis.defineCommand('startedOffTime', { numberOfKeys: 1, lua: STARTED_OFF_TIME });
   const keys = pacerKeys(settings.prefix);
 
   return {
@@ -151,8 +152,8 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
     async hold(targetUrl, ms) {
       await redis.holdTarget(keys.target(targetUrl), us(ms));
     },
-    async startedLate(targetUrl, perSecond, granted, byMs) {
-      await redis.startedLate(keys.target(targetUrl), String(granted.seq), String(granted.countsAt), us(byMs), String(perSecond));
+    async startedOffTime(targetUrl, perSecond, granted, byMs) {
+      await redis.startedOffTime(keys.target(targetUrl), String(granted.seq), String(granted.countsAt), us(byMs), String(perSecond));
     },
     async close() {
       await redis.quit();

@@ -18,8 +18,9 @@ import {
   heldToDepartureTimes,
   PACE_WINDOW_MS,
   windowBound,
-  startedLate,
-  startLatenessMs,
+  startedOffTime,
+  startOffsetMs,
+  tellsStart,
   type GrantedDeparture,
   UNREPORTED_LATENESS_MS,
   type PaceState,
@@ -159,13 +160,13 @@ describe('windowBound: the soonest the next departure may leave', () => {
   });
 });
 
-describe('startedLate: a POST that left later than its departure allowed', () => {
+describe('startedOffTime: a POST that left later than its departure allowed, or a handshake\'s sooner', () => {
   it('counts the late departure from when it really reached the target, and two late together by as much once', () => {
     const limits = paceLimits(5, 1_000_000);
     const first: GrantedDeparture = { seq: 1, countsAt: 10_000, forHandshake: false };
-    expect(startedLate({ sent: 3 }, first, 120, limits)).toBe(10_120);
+    expect(startedOffTime({ sent: 3 }, first, 120, limits)).toBe(10_120);
     // Its handshake's allowance is counted already: the lateness is past it.
-    expect(startedLate({ sent: 3 }, { seq: 1, countsAt: 10_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true }, 120, limits)).toBe(
+    expect(startedOffTime({ sent: 3 }, { seq: 1, countsAt: 10_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true }, 120, limits)).toBe(
       10_000 + NEW_CONNECTION_ALLOWANCE_MS + 120,
     );
   });
@@ -173,18 +174,34 @@ describe('startedLate: a POST that left later than its departure allowed', () =>
   it('moves nothing once `rate` departures after the late one were granted (the one it bound has left), nor after a change of rate', () => {
     const limits = paceLimits(5, 1_000_000);
     const first: GrantedDeparture = { seq: 1, countsAt: 10_000, forHandshake: false };
-    expect(startedLate({ sent: 6 }, first, 600, limits)).toBeUndefined();
-    expect(startedLate({ sent: 5 }, first, 600, limits)).toBe(10_600);
+    expect(startedOffTime({ sent: 6 }, first, 600, limits)).toBeUndefined();
+    expect(startedOffTime({ sent: 5 }, first, 600, limits)).toBe(10_600);
     // The rate changed since: departures are counted from 0 again.
-    expect(startedLate({ sent: 0 }, { ...first, seq: 4 }, 600, limits)).toBeUndefined();
+    expect(startedOffTime({ sent: 0 }, { ...first, seq: 4 }, 600, limits)).toBeUndefined();
   });
 
   it('counts a start as late past UNREPORTED_LATENESS_MS after its departure, or after its handshake allowance', () => {
     expect(UNREPORTED_LATENESS_MS).toBeLessThanOrEqual(JITTER_ALLOWANCE_MS / 4);
-    expect(startLatenessMs(10_000, false, 10_000 + UNREPORTED_LATENESS_MS)).toBe(0);
-    expect(startLatenessMs(10_000, false, 10_035)).toBe(35 - UNREPORTED_LATENESS_MS);
-    expect(startLatenessMs(10_000, true, 10_000 + NEW_CONNECTION_ALLOWANCE_MS + UNREPORTED_LATENESS_MS)).toBe(0);
-    expect(startLatenessMs(10_000, true, 10_400)).toBe(400 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
+    expect(startOffsetMs(10_000, false, 10_000 + UNREPORTED_LATENESS_MS)).toBe(0);
+    expect(startOffsetMs(10_000, false, 10_035)).toBe(35 - UNREPORTED_LATENESS_MS);
+    expect(startOffsetMs(10_000, true, 10_000 + NEW_CONNECTION_ALLOWANCE_MS + UNREPORTED_LATENESS_MS)).toBe(0);
+    expect(startOffsetMs(10_000, true, 10_400)).toBe(400 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
+  });
+
+  it('counts a handshake\'s departure from when its POST really started when the handshake took less than its allowance', () => {
+    const limits = paceLimits(5, 1_000_000);
+    const opened: GrantedDeparture = { seq: 1, countsAt: 10_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true };
+    // Its first byte left 30 ms after its departure: it counts from UNREPORTED_LATENESS_MS before then, as any POST.
+    const byMs = startOffsetMs(10_000, true, 10_030);
+    expect(byMs).toBe(30 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
+    expect(tellsStart(opened, byMs)).toBe(true);
+    expect(startedOffTime({ sent: 3 }, opened, byMs, limits)).toBe(10_030 - UNREPORTED_LATENESS_MS);
+  });
+
+  it('tells the pacer of late starts, and of early ones only for a handshake\'s departure', () => {
+    const [plain, opened] = [{ forHandshake: false }, { forHandshake: true }];
+    expect([tellsStart(plain, 5), tellsStart(plain, 0), tellsStart(plain, -5)]).toStrictEqual([true, false, false]);
+    expect([tellsStart(opened, 5), tellsStart(opened, 0), tellsStart(opened, -5)]).toStrictEqual([true, false, true]);
   });
 
   it('holds a target to its departures\' times up to the fastest pace a subscription may ask for, not at a faster cap on throughput', () => {

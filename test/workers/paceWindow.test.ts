@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, startLatenessMs, UNREPORTED_LATENESS_MS, type GrantedDeparture } from '../../src/domain/pacing.js';
+import { NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, startOffsetMs, tellsStart, UNREPORTED_LATENESS_MS, type GrantedDeparture } from '../../src/domain/pacing.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 
 const TARGET = 'https://window.example.com/hook';
@@ -12,7 +12,7 @@ interface Delivery {
   leadMs: number;
   /** How late it comes back for its place after a wait (a busy process). */
   wakesLate: number;
-  /** How late its POST's first byte leaves after the soonest it may (a long handshake, a busy process). */
+  /** How late its POST's first byte leaves after the soonest it may (a handshake, a busy process). */
   startsLate: number;
   /** Its process has no connection to the target (another worker sent the rest). */
   newConnection: boolean;
@@ -21,7 +21,7 @@ interface Delivery {
 /**
  * Runs deliveries through the embedded pacer on a clock of its own (the Redis pacer runs the same
  * rules in Lua: test/workers/pacerLead.test.ts). Every step in time order: an arrival or a wake
- * at the gate, or a late POST's report as it starts. Each granted delivery is claimed at once
+ * at the gate, or a POST's report as it starts off its time (tellsStart). Each granted delivery is claimed at once
  * and starts as soon as the gate lets it (`from`), plus its own lateness. Returns when each
  * POST's first byte left, in order.
  */
@@ -39,7 +39,7 @@ async function firstBytes(rate: number, deliveries: Delivery[]): Promise<number[
     const step = steps.shift()!;
     clock = step.at;
     if (step.late) {
-      await pacer.startedLate(TARGET, rate, step.late.granted, step.late.byMs);
+      await pacer.startedOffTime(TARGET, rate, step.late.granted, step.late.byMs);
       continue;
     }
     const delivery = deliveries[step.delivery]!;
@@ -59,8 +59,8 @@ async function firstBytes(rate: number, deliveries: Delivery[]): Promise<number[
     }
     const startedAt = clock + answer.fromMs + delivery.startsLate;
     started.push(startedAt);
-    const byMs = startLatenessMs(clock + answer.inMs, answer.granted.forHandshake, startedAt);
-    if (byMs > 0) steps.push({ at: startedAt, delivery: step.delivery, late: { granted: answer.granted, byMs } });
+    const byMs = startOffsetMs(clock + answer.inMs, answer.granted.forHandshake, startedAt);
+    if (tellsStart(answer.granted, byMs)) steps.push({ at: startedAt, delivery: step.delivery, late: { granted: answer.granted, byMs } });
   }
   return started.sort((a, b) => a - b);
 }
@@ -101,16 +101,31 @@ describe('the pacing window', () => {
   });
 
   it('costs a backlog the largest delay in a window, not the sum: three handshakes delay the line by one allowance', async () => {
-    // Three processes each open a connection to the target early in a backlog of 100 (rate 20).
+    // Three processes each open a connection to the target early in a backlog of 100 (rate 20),
+    // each handshake taking its whole allowance.
     const opens = new Set([0, 3, 7]);
     const started = await firstBytes(
       20,
-      Array.from({ length: 100 }, (_, i) => delivery({ newConnection: opens.has(i) })),
+      Array.from({ length: 100 }, (_, i) =>
+        delivery(opens.has(i) ? { newConnection: true, startsLate: NEW_CONNECTION_ALLOWANCE_MS + UNREPORTED_LATENESS_MS } : {}),
+      ),
     );
     const span = started.at(-1)! - started[0]!;
     expect(span).toBeLessThanOrEqual((99 * PACE_WINDOW_MS) / 20 + NEW_CONNECTION_ALLOWANCE_MS + 1e-6);
     // Spaced an interval after the last, each would have passed on its allowance: three of them.
     expect(span).toBeLessThan((99 * PACE_WINDOW_MS) / 20 + 2 * NEW_CONNECTION_ALLOWANCE_MS);
+  });
+
+  it('spaces the departure `rate` after a handshake from when its POST left, not from its whole allowance', async () => {
+    // Three processes each open a connection to the target early in a backlog of 100 (rate 20), in 30 ms.
+    const opens = [0, 3, 7];
+    const started = await firstBytes(
+      20,
+      Array.from({ length: 100 }, (_, i) => delivery(opens.includes(i) ? { newConnection: true, startsLate: 30 } : {})),
+    );
+    // A window after each (less what goes unreported, as for any POST); counted from its whole
+    // allowance, the one `rate` after it would leave NEW_CONNECTION_ALLOWANCE_MS, less those 30 ms, later.
+    for (const i of opens) expect(started[i + 20]! - started[i]!).toBeCloseTo(PACE_WINDOW_MS - UNREPORTED_LATENESS_MS, 6);
   });
 
   it('keeps a target whose late start dated its window past its last departure, through a sweep of idle targets', async () => {
@@ -123,7 +138,7 @@ describe('the pacing window', () => {
     // target, it was spaced for a handshake, asked or not: it counts from NEW_CONNECTION_ALLOWANCE_MS after its time.)
     expect(first.granted).toStrictEqual({ seq: 1, countsAt: clock + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true });
     const countsAt = first.granted.countsAt + 1_500;
-    await pacer.startedLate(TARGET, 1, first.granted, 1_500);
+    await pacer.startedOffTime(TARGET, 1, first.granted, 1_500);
     clock += 2_100; // past its departure by more than any interval; within a window of its start
     // Enough gates elsewhere for the embedded pacer to sweep the targets it no longer needs.
     for (let i = 0; i < 10_000; i++) await ask(`https://other-${i % 50}.example.com/hook`);

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { JITTER_ALLOWANCE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
+import { JITTER_ALLOWANCE_MS, NEW_CONNECTION_ALLOWANCE_MS, UNREPORTED_LATENESS_MS, type GrantedDeparture } from '../../src/domain/pacing.js';
 import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
@@ -15,7 +15,8 @@ afterAll(() => redis?.cleanup());
 
 // The claim lead (src/workers/deliver.ts): a delivery asks for no departure sooner than its claim
 // can commit, and the departure it is granted is the one the next is spaced from. And a late
-// start moves the departures after it (startedLate in src/domain/pacing.ts).
+// start moves the departures after it, and so does a handshake quicker than its allowance
+// (startedOffTime in src/domain/pacing.ts).
 const pacers: Array<[string, () => Pacer]> = [['in process', () => createLocalPacer(HOST_BUDGET)]];
 if (redis) pacers.push(['in Redis', () => createRedisPacer({ target: redis.target, prefix: redis.prefix }, HOST_BUDGET, pino({ level: 'silent' }))]);
 
@@ -92,12 +93,42 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
         }
       }
       // The first two POSTs to `late` start LATE_BY_MS late (one stall): the line moves LATE_BY_MS, not twice that.
-      for (const departure of granted) await pacer.startedLate(late, RATE, departure, LATE_BY_MS);
+      for (const departure of granted) await pacer.startedOffTime(late, RATE, departure, LATE_BY_MS);
       const [afterLate, afterOnTime] = [await gate(late), await gate(onTime)];
       expect(afterLate.kind === 'go' && afterOnTime.kind === 'go').toBe(true);
       const lateBy = afterLate.kind === 'go' && afterOnTime.kind === 'go' ? afterLate.inMs - afterOnTime.inMs : Number.NaN;
       expect(lateBy).toBeGreaterThanOrEqual(LATE_BY_MS - 10);
       expect(lateBy).toBeLessThanOrEqual(LATE_BY_MS + 10);
+    } finally {
+      await pacer.close();
+    }
+  });
+
+  it('leaves the departure `rate` after a handshake\'s departure a window after its POST really left, not after the whole allowance', async () => {
+    const pacer = makePacer();
+    const HANDSHAKE_MS = 30;
+    try {
+      const gate = (targetUrl: string, newConnection: boolean) =>
+        pacer.gate({ targetUrl, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs: 5_000, newConnection });
+      // Each target's first departure opens a connection; the next `rate` - 1 are granted at once.
+      const [quick, slow] = ['https://quick-handshake.example.com/hook', 'https://slow-handshake.example.com/hook'];
+      let opened: GrantedDeparture | undefined;
+      for (const url of [quick, slow]) {
+        for (let i = 0; i < RATE; i++) {
+          const answer = await gate(url, i === 0);
+          expect(answer.kind).toBe('go');
+          if (url === quick && i === 0 && answer.kind === 'go') opened = answer.granted;
+        }
+      }
+      expect(opened?.forHandshake).toBe(true);
+      // `quick`'s handshake took HANDSHAKE_MS; `slow`'s is not reported (it took its allowance).
+      await pacer.startedOffTime(quick, RATE, opened!, HANDSHAKE_MS - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
+      const [afterQuick, afterSlow] = [await gate(quick, false), await gate(slow, false)];
+      expect(afterQuick.kind === 'go' && afterSlow.kind === 'go').toBe(true);
+      const soonerBy = afterQuick.kind === 'go' && afterSlow.kind === 'go' ? afterSlow.inMs - afterQuick.inMs : Number.NaN;
+      const givenBack = NEW_CONNECTION_ALLOWANCE_MS + UNREPORTED_LATENESS_MS - HANDSHAKE_MS;
+      expect(soonerBy).toBeGreaterThanOrEqual(givenBack - 10);
+      expect(soonerBy).toBeLessThanOrEqual(givenBack + 10);
     } finally {
       await pacer.close();
     }
