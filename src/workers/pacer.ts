@@ -40,9 +40,9 @@ export interface Pacer {
 export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${new URL(targetUrl).host}`;
 
 /**
- * Turns a gate's verdict into the answer, in ms from `now`: the soonest the pacer's clock (in
- * `unitsPerMs` to the ms) may read as this process reads the answer, so that `inMs` is the latest
- * the departure may be here; it may read up to `uncertainMs` more (see ClockOffset).
+ * Turns a gate's verdict into the answer, in ms from `now`: the latest the pacer's clock (in
+ * `unitsPerMs` to the ms) may read as this process reads the answer, `uncertainMs` ahead of the
+ * soonest it may (see ClockOffset).
  */
 export const gateAnswer = (
   gated: { at: number; from: number; place: number; granted?: GrantedDeparture | undefined } | undefined,

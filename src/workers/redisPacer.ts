@@ -115,26 +115,6 @@ export function pacerKeys(prefix: string) {
   };
 }
 
-/** Clock bounds kept for at most this many target hosts; past it, those not used for a minute go. */
-const CLOCKS_KEPT = 10_000;
-
-/**
- * Where Redis's clock stands against this process's (src/domain/clockBounds.ts), per target host:
- * a host's keys live on one node (one slot of a cluster), and another node's clock may stand a
- * few ms elsewhere, so one node's calls say nothing precise of another's.
- */
-function createNodeClocks() {
-  const clocks = new Map<string, { bounds: ReturnType<typeof createClockBounds>; usedAt: number }>();
-  return (targetUrl: string, now: number) => {
-    const host = new URL(targetUrl).host;
-    if (clocks.size > CLOCKS_KEPT) for (const [key, clock] of clocks) if (now - clock.usedAt > 60_000) clocks.delete(key);
-    const clock = clocks.get(host) ?? { bounds: createClockBounds(), usedAt: now };
-    clock.usedAt = now;
-    clocks.set(host, clock);
-    return clock.bounds;
-  };
-}
-
 /**
  * The pacer of the web + workers mode: its state lives in Redis under the queue prefix, so the
  * pace holds whether one worker sends or ten. Calls made in the same tick share one round trip
@@ -147,7 +127,7 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });
   redis.defineCommand('startedOffTime', { numberOfKeys: 1, lua: STARTED_OFF_TIME });
   const keys = pacerKeys(settings.prefix);
-  const clockOf = createNodeClocks();
+  const redisClock = createClockBounds();
 
   return {
     async gate(request) {
@@ -169,10 +149,10 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
         String(limits.keepsWindow ? limits.perSecond : 0),
         us(PACE_WINDOW_MS),
       );
-      const answeredAt = Date.now();
       // Redis ran the gate somewhere between asking and the answer: where, as well as recent calls
       // tell. Date.now() reads whole ms: the answer came before the next one.
-      const offset = clockOf(request.targetUrl, answeredAt).observe(askedAt, answeredAt + 1, Number(now) / US_PER_MS);
+      const answeredAt = Date.now() + 1;
+      const offset = redisClock.observe(askedAt, answeredAt, Number(now) / US_PER_MS);
       const granted = seq > 0 ? { seq, countsAt: Number(countsAt), forHandshake: Number(countsAt) > Number(at) } : undefined;
       const gated = Number(at) < 0 ? undefined : { at: Number(at), from: Number(from), place: Number(place), granted };
       return gateAnswer(gated, (answeredAt + offset.low) * US_PER_MS, US_PER_MS, offset.high - offset.low);

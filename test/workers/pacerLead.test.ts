@@ -147,7 +147,6 @@ describe.runIf(withPostgresAndRedis)('the gate in Redis, answering late', () => 
     try {
       const gate = () =>
         pacer.gate({ targetUrl: 'https://late-answer.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs: 5_000, newConnection: false });
-      // The connection opened by calls for other hosts; the first departure's quick call is the one that places Redis's clock.
       for (let i = 0; i < 3; i++) await pacer.gate({ targetUrl: `https://warm-${i}.example.com/hook`, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, newConnection: false });
       expect((await gate()).kind).toBe('go');
       // The next departure is an interval after the first, in Redis's clock; its answer is held HELD_MS.
