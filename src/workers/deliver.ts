@@ -60,8 +60,8 @@ export const RELAY_GRACE_MS = 5_000;
 
 /**
  * A departure the gate granted: when (epoch ms), how soon it may leave once claimed, the soonest
- * the pacer's time for it may have been in this process's clock (the pacer's clock is known here
- * only so well: passGate in pace.ts), and the pacer's record of it.
+ * the pacer's time for it may have been in this process's clock (its answer took a while to come:
+ * passGate in pace.ts), and the pacer's record of it.
  */
 interface Departure {
   at: number;
@@ -70,9 +70,9 @@ interface Departure {
   granted: GrantedDeparture;
 }
 
-const departureOf = (gated: { inMs: number; fromMs: number; soonerByMs: number; granted: GrantedDeparture }): Departure => {
+const departureOf = (gated: { inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture }): Departure => {
   const now = Date.now();
-  return { at: now + gated.inMs, from: now + gated.fromMs, soonestAt: now + gated.inMs - gated.soonerByMs, granted: gated.granted };
+  return { at: now + gated.inMs, from: now + gated.fromMs, soonestAt: now + gated.inMs - gated.answeredInMs, granted: gated.granted };
 };
 
 const toOutcome = (posted: PostOutcome): DeliveryOutcome => {

@@ -12,10 +12,10 @@ export interface PaceSettings {
 export type GateDecision =
   /**
    * Leave in `inMs`, or from `fromMs` once claimed: the departure (`granted`) is this delivery's.
-   * `job` holds its place. `soonerByMs`: how much sooner than `inMs` the departure may have been,
-   * in this process's clock (see passGate).
+   * `job` holds its place. `answeredInMs`: how long the pacer took to answer, in this process's
+   * clock (see passGate).
    */
-  | { kind: 'go'; inMs: number; fromMs: number; soonerByMs: number; granted: GrantedDeparture; job: DeliveryJob }
+  | { kind: 'go'; inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture; job: DeliveryJob }
   /** Run again at `job.dueAt`, holding its place. */
   | { kind: 'wait'; job: DeliveryJob & { dueAt: number; place: number } }
   | { kind: 'expired' };
@@ -26,11 +26,10 @@ export type GateDecision =
  * DELIVERY_MAX_WAIT runs out.
  *
  * The pacer's times are counted from its own now, which lies somewhere between asking and the
- * answer (Redis ran the gate then). The pacer places it in this process's clock as well as its
- * recent calls tell (ClockOffset in src/domain/clockBounds.ts), and counts `inMs` from the latest
- * it may be, so a POST never leaves early; an answer that reached this process late (a busy event
- * loop, a slow path back) then leaves only as late as it came. A POST's lateness is counted from
- * the soonest the departure may have been (`soonerByMs` before).
+ * answer (Redis ran the gate then). Counting `inMs` from the answer never leaves early; but an
+ * answer that reached this process late (a busy event loop, a slow path back) makes the POST
+ * leave later than the departure the pacer recorded, by up to the time it took to answer: so a
+ * POST's lateness is counted from the soonest the departure may have been (`answeredInMs` earlier).
  */
 export async function passGate(
   pacer: Pacer,
@@ -40,6 +39,7 @@ export async function passGate(
 ): Promise<GateDecision> {
   const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
+  const asked = Date.now();
   const answer = await pacer.gate({
     targetUrl: job.targetUrl,
     accountId: job.accountId,
@@ -50,8 +50,8 @@ export async function passGate(
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
   if (answer.kind === 'go') {
-    const { inMs, fromMs, soonerByMs, granted } = answer;
-    return { kind: 'go', inMs, fromMs, soonerByMs, granted, job: { ...job, place: answer.place } };
+    const { inMs, fromMs, granted } = answer;
+    return { kind: 'go', inMs, fromMs, answeredInMs: Date.now() - asked, granted, job: { ...job, place: answer.place } };
   }
   return { kind: 'wait', job: { ...job, place: answer.place, dueAt: Date.now() + answer.waitMs } };
 }

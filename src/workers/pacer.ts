@@ -12,11 +12,9 @@ export interface GateRequest extends GateAsk {
 export type GateAnswer =
   /**
    * Leave in `inMs` (0: now), or from `fromMs` once claimed (passGate's `from`): the departure is
-   * granted and recorded (`granted`, handed back if its POST starts off its time). `place` as for a
-   * wait. In this process's clock the departure lies between `inMs` and `soonerByMs` before it
-   * (the pacer's clock is known only that well here; past, when the answer came late).
+   * granted and recorded (`granted`, handed back if its POST starts off its time). `place` as for a wait.
    */
-  | { kind: 'go'; inMs: number; fromMs: number; soonerByMs: number; place: number; granted: GrantedDeparture }
+  | { kind: 'go'; inMs: number; fromMs: number; place: number; granted: GrantedDeparture }
   /** Come back in `waitMs`; `place` (the pacer's clock) is handed back on the next pass. */
   | { kind: 'wait'; place: number; waitMs: number }
   /** No time within maxWaitMs: the delivery expires unsent. */
@@ -39,22 +37,16 @@ export interface Pacer {
 /** The (account, host) a budget is kept for: Zapier counts its per-user limit per host. */
 export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${new URL(targetUrl).host}`;
 
-/**
- * Turns a gate's verdict into the answer, in ms from `now`: the latest the pacer's clock (in
- * `unitsPerMs` to the ms) may read as this process reads the answer, `uncertainMs` ahead of the
- * soonest it may (see ClockOffset).
- */
+/** Turns a gate's verdict, taken at `now` (the pacer's clock, `unitsPerMs` to the ms), into the answer. */
 export const gateAnswer = (
   gated: { at: number; from: number; place: number; granted?: GrantedDeparture | undefined } | undefined,
   now: number,
   unitsPerMs = 1,
-  uncertainMs = 0,
 ): GateAnswer => {
   if (!gated) return { kind: 'too_late' };
-  const inMs = (gated.at - now) / unitsPerMs;
-  if (!gated.granted) return { kind: 'wait', place: gated.place, waitMs: Math.max(0, inMs) };
-  const fromMs = Math.max(0, (gated.from - now) / unitsPerMs);
-  return { kind: 'go', inMs: Math.max(0, inMs), fromMs, soonerByMs: uncertainMs + Math.max(0, -inMs), place: gated.place, granted: gated.granted };
+  const inMs = Math.max(0, (gated.at - now) / unitsPerMs);
+  if (!gated.granted) return { kind: 'wait', place: gated.place, waitMs: inMs };
+  return { kind: 'go', inMs, fromMs: Math.max(0, (gated.from - now) / unitsPerMs), place: gated.place, granted: gated.granted };
 };
 
 /** What the embedded pacer keeps of one target: its state, and its last departures at its rate. */

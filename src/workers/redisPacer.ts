@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { createClockBounds } from '../domain/clockBounds.js';
 import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
 import { connectRedis, type RedisClient, type RedisSettings } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
@@ -127,12 +126,10 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
   redis.defineCommand('holdTarget', { numberOfKeys: 1, lua: HOLD });
   redis.defineCommand('startedOffTime', { numberOfKeys: 1, lua: STARTED_OFF_TIME });
   const keys = pacerKeys(settings.prefix);
-  const redisClock = createClockBounds();
 
   return {
     async gate(request) {
       const limits = paceLimits(request.perSecond, hostBudget);
-      const askedAt = Date.now();
       const [at, now, place, seq, countsAt, from] = await redis.passGate(
         keys.target(request.targetUrl),
         keys.budget(request.accountId, request.targetUrl),
@@ -149,13 +146,8 @@ export function createRedisPacer(settings: RedisSettings, hostBudget: number, lo
         String(limits.keepsWindow ? limits.perSecond : 0),
         us(PACE_WINDOW_MS),
       );
-      // Redis ran the gate somewhere between asking and the answer: where, as well as recent calls
-      // tell. Date.now() reads whole ms: the answer came before the next one.
-      const answeredAt = Date.now() + 1;
-      const offset = redisClock.observe(askedAt, answeredAt, Number(now) / US_PER_MS);
       const granted = seq > 0 ? { seq, countsAt: Number(countsAt), forHandshake: Number(countsAt) > Number(at) } : undefined;
-      const gated = Number(at) < 0 ? undefined : { at: Number(at), from: Number(from), place: Number(place), granted };
-      return gateAnswer(gated, (answeredAt + offset.low) * US_PER_MS, US_PER_MS, offset.high - offset.low);
+      return gateAnswer(Number(at) < 0 ? undefined : { at: Number(at), from: Number(from), place: Number(place), granted }, Number(now), US_PER_MS);
     },
     async hold(targetUrl, ms) {
       await redis.holdTarget(keys.target(targetUrl), us(ms));

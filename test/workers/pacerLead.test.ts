@@ -3,7 +3,6 @@ import pino from 'pino';
 import { JITTER_ALLOWANCE_MS, NEW_CONNECTION_ALLOWANCE_MS, UNREPORTED_LATENESS_MS, type GrantedDeparture } from '../../src/domain/pacing.js';
 import { createLocalPacer, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
-import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 
 const RATE = 5;
@@ -132,38 +131,6 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
       expect(soonerBy).toBeLessThanOrEqual(givenBack + 10);
     } finally {
       await pacer.close();
-    }
-  });
-});
-
-describe.runIf(withPostgresAndRedis)('the gate in Redis, answering late', () => {
-  it('places a departure whose answer came late by the quicker calls before it: it leaves as late as its answer came, and no later', async () => {
-    // Redis's answers pass a hop that can hold them (a worker too busy to read its socket).
-    const redisUrl = new URL(redis!.url);
-    const hop = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const target = { url: `redis://127.0.0.1:${hop.port}${redisUrl.pathname}` };
-    const pacer = createRedisPacer({ target, prefix: redis!.prefix }, HOST_BUDGET, pino({ level: 'silent' }));
-    const HELD_MS = 150;
-    try {
-      const gate = () =>
-        pacer.gate({ targetUrl: 'https://late-answer.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs: 5_000, newConnection: false });
-      for (let i = 0; i < 3; i++) await pacer.gate({ targetUrl: `https://warm-${i}.example.com/hook`, accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, newConnection: false });
-      expect((await gate()).kind).toBe('go');
-      // The next departure is an interval after the first, in Redis's clock; its answer is held HELD_MS.
-      hop.delayReplies(HELD_MS);
-      const asked = Date.now();
-      const held = await gate();
-      const answered = Date.now();
-      expect(answered - asked).toBeGreaterThanOrEqual(HELD_MS);
-      if (held.kind !== 'go') throw new Error(`the second departure, ${INTERVAL_MS} ms away, is granted (soonMs 5 s): ${held.kind}`);
-      // Counted from the answer, it would be an interval away; it is HELD_MS less, known within a few ms.
-      expect(answered + held.inMs - asked).toBeGreaterThanOrEqual(INTERVAL_MS - 10);
-      expect(answered + held.inMs - asked).toBeLessThanOrEqual(INTERVAL_MS + 15);
-      expect(held.soonerByMs).toBeLessThan(15);
-    } finally {
-      hop.delayReplies(0);
-      await pacer.close();
-      await hop.close();
     }
   });
 });
