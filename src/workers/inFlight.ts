@@ -1,5 +1,6 @@
 import type { Admission } from '../queue/localQueue.js';
 import type { DeliveryJob } from './jobs.js';
+import { hostOf } from './targetHosts.js';
 
 const LEVELS = ['target', 'account', 'host'] as const;
 
@@ -13,7 +14,7 @@ const LEVELS = ['target', 'account', 'host'] as const;
 export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }): Admission<DeliveryJob> {
   const limitOf = { target: limits.perTarget, account: limits.perAccount, host: limits.perHost };
   const counts = new Map<string, number>();
-  const keysOf = (job: DeliveryJob) => [`target ${job.targetUrl}`, `account ${job.accountId}`, `host ${new URL(job.targetUrl).host}`];
+  const keysOf = (job: DeliveryJob) => [`target ${job.targetUrl}`, `account ${job.accountId}`, `host ${hostOf(job.targetUrl)}`];
   return {
     keysOf,
     take(job) {

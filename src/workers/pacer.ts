@@ -1,4 +1,5 @@
 import { EMPTY_PACE_STATE, PACE_WINDOW_MS, paceLimits, passGate, startedOffTime, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import { hostOf } from './targetHosts.js';
 
 export interface GateRequest extends GateAsk {
   targetUrl: string;
@@ -35,7 +36,7 @@ export interface Pacer {
 }
 
 /** The (account, host) a budget is kept for: Zapier counts its per-user limit per host. */
-export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${new URL(targetUrl).host}`;
+export const budgetKey = (accountId: string, targetUrl: string) => `${accountId}\n${hostOf(targetUrl)}`;
 
 /** Turns a gate's verdict, taken at `now` (the pacer's clock, `unitsPerMs` to the ms), into the answer. */
 export const gateAnswer = (

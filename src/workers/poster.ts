@@ -5,6 +5,7 @@ import { isPublicAddress } from '../domain/addressPolicy.js';
 import { IDLE_CONNECTION_MS } from '../domain/pacing.js';
 import { createDnsLookup, lookupFunction, type DnsLookup, type DnsOptions } from './dnsLookup.js';
 import { trustListenCertificates } from './listenTrust.js';
+import { remembered } from './targetHosts.js';
 
 export type PostOutcome =
   /** `retryAfter`: the answer's Retry-After header, read when it throttles (429, 503). */
@@ -140,14 +141,18 @@ export function createPoster(options: PosterOptions): Poster {
     if (!options.allowPrivateNetworks && isLiteralNonPublicHost(url)) {
       return { kind: 'refused', error: 'private_address', durationMs: elapsed() };
     }
+    // One signal bounds connect, headers and body together, so a dribbling target is cut too. Its
+    // timer is cleared once the attempt is over: AbortSignal.timeout's would live (and fire, making
+    // an error nobody reads) for the whole timeout after every POST.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
     try {
-      // One signal bounds connect, headers and body together, so a dribbling target is cut too.
       const response = await request(url, {
         dispatcher: onStart ? agent.compose(notingStart(onStart)) : agent,
         method: 'POST',
         body,
         headers,
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: timeout.signal,
       });
       // Draining a small body lets the socket go back to the pool; leaving the loop early
       // destroys the body (and its socket), so a huge response is never buffered.
@@ -164,6 +169,8 @@ export function createPoster(options: PosterOptions): Poster {
       return outcome === 'private_address'
         ? { kind: 'refused', error: outcome, durationMs: elapsed() }
         : { kind: 'error', error: outcome, durationMs: elapsed() };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -174,7 +181,7 @@ export function createPoster(options: PosterOptions): Poster {
       return attempt(parsed, body, headers, onStart);
     },
     needsConnection(url) {
-      const origin = parseTarget(url)?.origin;
+      const origin = originOf(url);
       return origin === undefined || !(Date.now() - (lastAnswered.get(origin) ?? 0) < IDLE_CONNECTION_MS);
     },
     close: () => agent.close(),
@@ -184,6 +191,9 @@ export function createPoster(options: PosterOptions): Poster {
 /** The SSRF guard lifted: every address, and the receivers' certificates beside the usual CAs. */
 const developmentConnect = (options: buildConnector.BuildOptions, trusted: PosterOptions['trustedCertificates']) =>
   trusted ? trustListenCertificates(options, trusted) : options;
+
+/** A target URL's origin (undefined when it is none we POST to), asked of every delivery before its gate. */
+const originOf = remembered((url) => parseTarget(url)?.origin);
 
 function parseTarget(url: string): URL | undefined {
   try {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { IDLE_CONNECTION_MS, NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, paceLimits, SOON_MS } from '../domain/pacing.js';
 import { connectRedis, type RedisClient, type RedisSettings } from '../queue/redisConnection.js';
 import { budgetKey, gateAnswer, type Pacer } from './pacer.js';
+import { hostOf, remembered } from './targetHosts.js';
 
 /**
  * passGate() and windowBound() of src/domain/pacing.ts in Lua, atomic across every worker. Times
@@ -107,10 +108,12 @@ const digest = (text: string) => createHash('sha256').update(text).digest('base6
 
 /** The key names: under the prefix, tagged with the target host, so a target's keys share a slot. */
 export function pacerKeys(prefix: string) {
-  const tagged = (url: string) => `${prefix}:pace:{${digest(new URL(url).host)}}`;
+  const tag = remembered((host) => `${prefix}:pace:{${digest(host)}}`);
+  const tagged = (url: string) => tag(hostOf(url));
+  const budgetDigest = remembered(digest);
   return {
-    target: (url: string) => `${tagged(url)}:target:${digest(url)}`,
-    budget: (accountId: string, url: string) => `${tagged(url)}:budget:${digest(budgetKey(accountId, url))}`,
+    target: remembered((url) => `${tagged(url)}:target:${digest(url)}`),
+    budget: (accountId: string, url: string) => `${tagged(url)}:budget:${budgetDigest(budgetKey(accountId, url))}`,
   };
 }
 
