@@ -10,6 +10,9 @@ export interface StoredEvent {
   created_at: Date;
 }
 
+/** A look back further than any event this service keeps (about 32 years): the whole outbox. */
+const THE_WHOLE_OUTBOX_MS = 1e12;
+
 export function eventQueries(db: Sql) {
   return {
     /** Recent events of an account, newest first: sample data for automation platforms. */
@@ -31,11 +34,17 @@ export function eventQueries(db: Sql) {
      * are skipped. Each delivery is the caller's to send until `leaseMs` from now; past that, the
      * relay hands it to a worker (src/workers/outboxRelay.ts). Returns how many events it took,
      * and their deliveries in the events' order.
+     *
+     * `lookBackMs` takes only events fired that recently (in the database's clock). The index of
+     * events not yet fanned out keeps an entry for every one fanned out since the last vacuum,
+     * oldest first, and a look at the whole outbox steps over all of them: a look back starts
+     * past them.
      */
-    async fanOut(limit: number, leaseMs: number): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
+    async fanOut(limit: number, leaseMs: number, lookBackMs = THE_WHOLE_OUTBOX_MS): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
       const { rows } = await db.query<(QueuedDelivery | { delivery_id: null }) & { event_id: string }>(
         `WITH picked AS (
-           SELECT id, account_id, event_type, created_at FROM events WHERE dispatched_at IS NULL
+           SELECT id, account_id, event_type, created_at FROM events
+           WHERE dispatched_at IS NULL AND created_at >= now() - make_interval(secs => $3 / 1000.0)
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
          marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
          -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
@@ -66,7 +75,7 @@ export function eventQueries(db: Sql) {
          SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
          FROM picked p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id
          ORDER BY p.created_at, p.id, h.created_at`,
-        [limit, leaseMs],
+        [limit, leaseMs, lookBackMs],
       );
       const deliveries = rows.filter((row): row is QueuedDelivery & { event_id: string } => row.delivery_id !== null);
       return { events: new Set(rows.map((row) => row.event_id)).size, deliveries };

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createTurnCounter } from '../domain/pacing.js';
 import type { LocalQueue } from '../queue/localQueue.js';
@@ -11,6 +12,15 @@ const EVENTS_PER_BATCH = 100;
 const POLL_MS = 1_000;
 /** When the local queue has no room, fan-out looks again this soon. */
 const FULL_RETRY_MS = 50;
+/**
+ * A ring's look reaches this far before the last whole look that found the outbox caught up. An
+ * event's time is taken at its insert, before its commit: one committed later than this after
+ * it is left to the next whole look (the poll), a second later at most.
+ */
+const LOOK_BACK_MARGIN_MS = 2_000;
+
+/** How far a pass looks: at the events since the outbox was last caught up, or at all of it. */
+type Look = 'recent' | 'whole';
 
 /**
  * Fan-out: takes events from the outbox (the `events` table) in batches, each batch one
@@ -20,50 +30,60 @@ const FULL_RETRY_MS = 50;
  * `readyLimit`), so a burst stays in the outbox, shared by every worker, rather than in one
  * worker's memory. Deliveries this process dies holding are overdue after RELAY_GRACE_MS, and
  * the relay hands them to a worker.
+ *
+ * The poll looks at the whole outbox; a ring's pass only at what fired since the poll last found
+ * it caught up (with LOOK_BACK_MARGIN_MS), so a ring's statement does not step over every event
+ * fanned out since the last vacuum (store.events.fanOut).
  */
 export function startFanOut(store: Store, deliveries: LocalQueue<DeliveryJob>, options: { readyLimit: number; log: Logger }) {
   const turnOf = createTurnCounter();
   let running: Promise<void> | undefined;
-  let wanted = false;
+  let wanted: Look | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
+  /** When (performance.now()) a whole look last began that left nothing in the outbox to take. */
+  let caughtUpAt: number | undefined;
 
   const full = () => deliveries.room() === 0 || deliveries.counts().ready >= options.readyLimit;
 
-  async function pass() {
+  async function pass(look: Look) {
     while (!stopped) {
       if (full()) {
-        retry ??= setTimeout(() => ((retry = undefined), wake()), FULL_RETRY_MS);
+        retry ??= setTimeout(() => ((retry = undefined), wake('recent')), FULL_RETRY_MS);
         return;
       }
-      const taken = await store.events.fanOut(EVENTS_PER_BATCH, RELAY_GRACE_MS);
+      const startedAt = performance.now();
+      const lookBackMs = look === 'recent' && caughtUpAt !== undefined ? startedAt - caughtUpAt + LOOK_BACK_MARGIN_MS : undefined;
+      const taken = await store.events.fanOut(EVENTS_PER_BATCH, RELAY_GRACE_MS, lookBackMs);
       const now = Date.now();
       deliveries.add(taken.deliveries.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row), priority: turnOf(row.account_id, now, now) })));
-      if (taken.events < EVENTS_PER_BATCH) return;
+      if (taken.events < EVENTS_PER_BATCH) {
+        if (lookBackMs === undefined) caughtUpAt = startedAt;
+        return;
+      }
     }
   }
 
-  function wake() {
+  function wake(look: Look) {
     if (running) {
-      wanted = true;
+      wanted = wanted === 'whole' ? wanted : look;
       return;
     }
-    running = pass()
+    running = pass(look)
       .catch((error: unknown) => options.log.warn({ err: error }, 'fan-out failed; the outbox keeps the events, trying again'))
       .finally(() => {
         running = undefined;
-        if (wanted && !stopped) {
-          wanted = false;
-          wake();
-        }
+        const next = wanted;
+        wanted = undefined;
+        if (next && !stopped) wake(next);
       });
   }
 
-  const poll = setInterval(wake, POLL_MS);
-  wake();
+  const poll = setInterval(() => wake('whole'), POLL_MS);
+  wake('whole');
   return {
     /** New events are in the outbox: look now. */
-    wake,
+    wake: () => wake('recent'),
     async stop() {
       stopped = true;
       clearInterval(poll);

@@ -68,6 +68,54 @@ describe.each(engines())('the outbox on %s', (engine) => {
     expect(rows[0]).toStrictEqual({ undispatched: 0, deliveries: 357 });
   });
 
+  /** A subscription made an hour ago: events fired since go to it. */
+  const subscribedAnHourAgo = async (accountId: string) => {
+    await subscribedAccount(t.store, accountId);
+    await t.db.query(`UPDATE hooks SET created_at = now() - interval '1 hour' WHERE account_id = $1`, [accountId]);
+  };
+  /** An event of `accountId` that fired `ago` (an interval) before now, committed only now. */
+  const firedAgo = async (accountId: string, ago: string) =>
+    (await t.db.query<{ id: string }>(`INSERT INTO events (id, account_id, event_type, data, created_at) VALUES (gen_random_uuid(), $1, 'new_contact', '{}', now() - interval '${ago}') RETURNING id::text`, [accountId]))
+      .rows[0]!.id;
+
+  it('takes, looking back, only the events fired that recently; looking at the whole outbox, the rest', async () => {
+    const accountId = 'outbox-look-back';
+    await subscribedAnHourAgo(accountId);
+    const straggler = await firedAgo(accountId, '1 minute');
+    const recent = await firedAgo(accountId, '1 second');
+    const eventsOf = (taken: { deliveries: { delivery_id: string }[] }) =>
+      t.db.query<{ id: string }>('SELECT event_id::text AS id FROM deliveries WHERE id = ANY($1::uuid[])', [taken.deliveries.map((row) => row.delivery_id)]).then(({ rows }) => rows.map((row) => row.id));
+
+    const lookingBack = await t.store.events.fanOut(100, 60_000, 10_000);
+    expect(await eventsOf(lookingBack)).toStrictEqual([recent]);
+    const whole = await t.store.events.fanOut(100, 60_000);
+    expect(await eventsOf(whole)).toStrictEqual([straggler]);
+  });
+
+  it("fans out an event committed long after it fired, which a ring's look does not reach, by the next whole look", async () => {
+    const accountId = 'outbox-straggler';
+    await subscribedAnHourAgo(accountId);
+    const { queue, seen } = recordingQueue();
+    const fanOut = startFanOut(t.store, queue, { readyLimit: 10_000, log });
+    const deliveryOf = async (eventId: string) =>
+      (await t.db.query<{ id: string }>('SELECT id::text FROM deliveries WHERE event_id = $1', [eventId])).rows.map((row) => row.id);
+    try {
+      // Caught up: the first whole look found the outbox empty; rings look back from then on.
+      await upsertContact(t.store, accountId, { phone: '+14153009990', fields: {} }, 'crm');
+      fanOut.wake();
+      await waitUntil(() => seen.size === 1, 5_000);
+      const straggler = await firedAgo(accountId, '1 minute');
+      const recent = await firedAgo(accountId, '1 second');
+      fanOut.wake();
+      await waitUntil(async () => (await deliveryOf(recent)).length === 1 && (await deliveryOf(straggler)).length === 1, 5_000);
+      await waitUntil(async () => [...(await deliveryOf(recent)), ...(await deliveryOf(straggler))].every((id) => seen.has(id)), 5_000);
+    } finally {
+      await fanOut.stop();
+      await queue.close();
+    }
+    expect(seen.size).toBe(3);
+  });
+
   it('hands back every overdue delivery, far past one page, and none that waits for a later time', async () => {
     const accountId = 'outbox-relay';
     const hookId = await subscribedAccount(t.store, accountId);
