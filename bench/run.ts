@@ -7,7 +7,8 @@
  * redis://127.0.0.1:6379; a unique QUEUE_PREFIX whose keys are deleted after).
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack beside it as its reference,
- * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
+ * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, upsertsPostgres (BENCH_PG_SIZES=1000 for
+ * figure 1 alone), pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
@@ -31,7 +32,7 @@ import { upsertsPostgres } from './figures/upsertsPostgres.js';
 import { endToEndThroughput } from './measure/deliveries.js';
 import { writeReport } from './report.js';
 import { fmt, type BenchResults, type FigureResult } from './results.js';
-import { benchSettings, ENGINE_ENV, PACED_WORKERS, SERVICE_DEFAULTS, UPSERT_CONNECTIONS } from './settings.js';
+import { benchSettings, ENGINE_ENV, PACED_WORKERS, SERVICE_DEFAULTS, UPSERT_CONNECTIONS, UPSERTS_ALONE_LATENCY_RATE } from './settings.js';
 import { createCpuMeter } from './support/cpu.js';
 import { describeEnvironment, waitForQuiet } from './support/environment.js';
 import { startPostgresStack } from './support/stacks.js';
@@ -108,6 +109,19 @@ async function fanOutAlone(ctx: BenchContext): Promise<FigureResult> {
   }
 }
 
+/**
+ * Figure 1 and 5's contacts series on an engine stack of its own. Figure 2 does not run first, so
+ * their new-contact latency is measured at a fixed rate rather than at half its peak.
+ */
+async function upsertsPostgresAlone(ctx: BenchContext): Promise<FigureResult> {
+  const engine = await startEngineStack(ctx);
+  try {
+    return await upsertsPostgres(ctx, engine, UPSERTS_ALONE_LATENCY_RATE);
+  } finally {
+    await engine.stop();
+  }
+}
+
 /** What BENCH_ONLY may name: figures that need nothing from those before them. */
 const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   scaleOut,
@@ -115,6 +129,7 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   latency: latencyAlone,
   fanOut: fanOutAlone,
   upsertsPglite,
+  upsertsPostgres: upsertsPostgresAlone,
   pacedRateEmbedded,
   pacedRateWorkers: pacedRateWorkersAlone,
   restartTime,

@@ -23,6 +23,8 @@ export const FANOUT_HOOKS = 1_000;
 export const FANOUT_REPS = 3;
 export const HOOK_SIZES = [10, 1_000, 10_000];
 export const PGLITE_LATENCY_RATE = 50;
+/** BENCH_ONLY=upsertsPostgres: new-contact latency at this rate, about half figure 2's peak on this host. */
+export const UPSERTS_ALONE_LATENCY_RATE = 500;
 
 /** Workers of the stack with the default pacing (figures 7 and 8), as in the pacing tests. */
 export const PACED_WORKERS = 2;
