@@ -20,7 +20,9 @@ interface Profile {
 /** Components, by what a frame's URL contains; the first match from the innermost frame out wins. */
 const COMPONENTS: [string, RegExp][] = [
   ['PostgreSQL client (pg)', /node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//],
-  ['PGlite (PostgreSQL in WebAssembly)', /node_modules\/@electric-sql\/pglite\/|^wasm:/],
+  // WebAssembly frames are not matched: undici's HTTP parser (llhttp) is WebAssembly too, so a
+  // wasm frame goes to whichever of the two called it, the next frame out.
+  ['PGlite (PostgreSQL in WebAssembly)', /node_modules\/@electric-sql\/pglite\//],
   ['Redis client (ioredis, BullMQ)', /node_modules\/(ioredis|bullmq|redis-parser|msgpackr|cluster-key-slot)\//],
   ['POST (undici, TLS, signing)', /node_modules\/undici\/|node:_tls|node:tls|src\/workers\/poster|src\/domain\/signature|src\/workers\/dnsLookup/],
   ['logging (pino)', /node_modules\/(pino|sonic-boom|@pinojs)[-/]/],
