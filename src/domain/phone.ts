@@ -7,8 +7,8 @@ import { getCountries, getCountryCallingCode, Metadata, parsePhoneNumberFromStri
  */
 export function normalisePhone(raw: string, defaultCountry: string): string | undefined {
   const text = raw.trim();
-  const settled = alreadyE164(text);
-  if (settled !== undefined) return settled || undefined;
+  const possible = e164Possible(text);
+  if (possible !== undefined) return possible ? text : undefined;
   const parsed = parsePhoneNumberFromString(text, defaultCountry as CountryCode);
   if (!parsed || !parsed.isPossible()) return undefined;
   return parsed.number;
@@ -21,15 +21,17 @@ export const isBlank = (value: string | undefined | null): boolean => value === 
  * in the web process (17% of its profile in figure 1): for a calling code that several countries
  * share (+1 has 25), the library tries each country's number-type patterns until one matches, to
  * name the country. We never need the country, only the E.164 form and whether it is possible,
- * and for most numbers neither depends on which country it is. `alreadyE164` answers those
+ * and for most numbers neither depends on which country it is. `e164Possible` answers those
  * numbers from the same metadata the library reads, and leaves every other one to the library:
  * test/domain/phone.test.ts holds it equal to the library over every calling code and length.
  */
 
 /** A plain `+` and digits, as E.164 writes a number; anything else goes to the library. */
 const E164_SHAPE = /^\+[1-9]\d{1,17}$/;
-/** Calling codes are one to three digits long. */
+/** Calling codes are one to three digits long, and none is the start of another. */
 const LONGEST_CALLING_CODE = 3;
+/** The longest national number the library parses; longer ones are never possible. */
+const LONGEST_NATIONAL_NUMBER = 17;
 
 /** What a calling code's countries agree on, read once from the library's metadata. */
 interface CallingCodeRule {
@@ -60,6 +62,7 @@ function countriesOf(callingCode: string): CountryCode[] | undefined {
   return countriesByCallingCode.get(callingCode);
 }
 
+/** The plan of a country or calling code; read it before selecting another. */
 function planOf(codeOrCountry: string): NumberingPlanReadings {
   metadata.selectNumberingPlan(codeOrCountry as CountryCode);
   return metadata.numberingPlan as unknown as NumberingPlanReadings;
@@ -75,13 +78,12 @@ function ruleFor(callingCode: string): CallingCodeRule | null {
   let rule: CallingCodeRule | null = null;
   const countries = countriesOf(callingCode);
   if (countries) {
-    const plans = countries.map(planOf);
-    const lengths = plans.map((plan) => plan.possibleLengths());
+    const lengths = countries.map((country) => planOf(country).possibleLengths());
     if (lengths.every((each) => each && each.length > 0)) {
       // The library reads the national prefix by the code's main country before it names one.
       const prefix = planOf(callingCode).nationalPrefixForParsing();
       const possibleByLength = new Map<number, boolean>();
-      for (let length = 0; length <= 17; length++) {
+      for (let length = 0; length <= LONGEST_NATIONAL_NUMBER; length++) {
         const verdicts = new Set(lengths.map((each) => each!.includes(length)));
         if (verdicts.size === 1) possibleByLength.set(length, [...verdicts][0]!);
       }
@@ -93,20 +95,18 @@ function ruleFor(callingCode: string): CallingCodeRule | null {
 }
 
 /**
- * `text` itself when it is E.164 and possible, '' when it is E.164 and impossible, undefined
- * when the library has to decide: not E.164, a national prefix it might strip, or a length the
- * code's countries disagree on (+1 with 7 digits is possible in Canada alone).
+ * Whether `text`, an E.164 number, is possible (and so its own normal form); undefined when the
+ * library has to decide: not E.164, a national prefix it might strip, or a length the code's
+ * countries disagree on (+1 with 7 digits is possible in Canada alone).
  */
-function alreadyE164(text: string): string | undefined {
+function e164Possible(text: string): boolean | undefined {
   if (!E164_SHAPE.test(text)) return undefined;
   for (let length = 1; length <= LONGEST_CALLING_CODE; length++) {
     const rule = ruleFor(text.slice(1, 1 + length));
-    if (rule === null) continue;
+    if (rule === null) continue; // no calling code this long: try a longer one
     const national = text.slice(1 + length);
     if (rule.nationalPrefix?.test(national)) return undefined;
-    const possible = rule.possibleByLength.get(national.length);
-    if (possible === undefined) return undefined;
-    return possible ? text : '';
+    return rule.possibleByLength.get(national.length);
   }
   return undefined;
 }
