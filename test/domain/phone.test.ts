@@ -16,8 +16,8 @@ function digits(first: number, length: number, seed: number): string {
   let out = length > 0 ? String(first) : '';
   let state = seed;
   while (out.length < length) {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    out += String(state % 10);
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0; // 32-bit integer steps, exact
+    out += String((state >>> 16) % 10);
   }
   return out;
 }
