@@ -17,6 +17,15 @@ export type SendableDelivery = ClaimedDelivery & { body: string };
 const nothing = <T>(items: T[]) => items.map(() => undefined);
 
 /**
+ * Claims per statement, at most. Every POST of a claim batch waits for its whole statement, so
+ * after a stall a process with hundreds of deliveries ready would claim them all in one long
+ * statement and send them all late together; batches of this many let the first leave while
+ * the next are claimed. Measured at a fixed 1,200 calls/s with DELIVERY_CONCURRENCY 256: p99 at
+ * the receiver 45–50 ms with it, 53–80 ms without (64 in flight: 38–44 ms).
+ */
+const CLAIMS_PER_STATEMENT = 64;
+
+/**
  * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, expiries and
  * postponements of concurrent deliveries share one statement and one commit, and the deliveries
  * parked in the delay queue share one call. Recording outcomes also keeps their hooks' health,
@@ -52,7 +61,7 @@ export function createDeliveryWrites(
         claimed.delete(id);
         return row;
       });
-    }),
+    }, CLAIMS_PER_STATEMENT),
     record: groupCommit(async (outcomes: (DeliveryOutcome & { deliveryId: string })[]) => {
       reportDisabled(await deliveries.record(outcomes, health.rule), log, health.metrics);
       return nothing(outcomes);

@@ -20,7 +20,7 @@ const BAD: Record<string, ReceiverResponse> = {
 /**
  * Targets that never answer, answer after 3 s, or send 5 MB back must not hold back a normal
  * target: its deliveries keep their latency. DELIVERY_TIMEOUT_MS is 4 s, so the slow target can
- * be answered and the silent one times out. Embedded mode, default DELIVERY_CONCURRENCY (64),
+ * be answered and the silent one times out. Embedded mode, default DELIVERY_CONCURRENCY (256),
  * 32 parallel POSTs per event.
  */
 describe('slow, silent and huge targets beside a normal one', () => {
