@@ -83,10 +83,10 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     let lost = false;
     const store: Store = {
       ...t.store,
-      deliveries: {
-        ...t.store.deliveries,
+      urgentDeliveries: {
+        ...t.store.urgentDeliveries,
         async claim(ids, token) {
-          const rows = await t.store.deliveries.claim(ids, token);
+          const rows = await t.store.urgentDeliveries.claim(ids, token);
           if (lost) return rows;
           lost = true;
           throw new Error('connection terminated');
@@ -95,7 +95,29 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     };
     const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
     const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
+    expect(lost).toBe(true);
     expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
+    expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
+  });
+
+  it('claims a burst in statements of at most 64, each delivery once', async () => {
+    const { deliveryIds } = await queuedDeliveries(150);
+    const statementSizes: number[] = [];
+    const store: Store = {
+      ...t.store,
+      urgentDeliveries: {
+        ...t.store.urgentDeliveries,
+        claim(ids, token) {
+          statementSizes.push(ids.length);
+          return t.store.urgentDeliveries.claim(ids, token);
+        },
+      },
+    };
+    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
+    const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
+    expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
+    expect(statementSizes.reduce((sum, size) => sum + size, 0)).toBe(150);
+    expect(Math.max(...statementSizes)).toBeLessThanOrEqual(64);
     expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
   });
 
