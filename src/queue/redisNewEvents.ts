@@ -5,11 +5,14 @@ import { connectRedis, serversOf, type RedisSettings } from './redisConnection.j
 const channelOf = (prefix: string) => `${prefix}:new-events`;
 
 /**
- * Rings in-flight coalesce: while one publish is on its way, further notifies make one more
- * after it, however many there were. A thousand events a second then cost a few publishes each
- * round trip, not a thousand.
+ * Rings coalesce twice. Notifies made in one turn of the event loop make one ring, sent once
+ * they are all made: the callers of one group commit resume together, and each notifies. And
+ * while a ring is on its way, further notifies make one more after it, however many there
+ * were: their events may have committed after the fan-out woke. A thousand events a second
+ * then cost a ring per commit at most, not a thousand (two per commit before the first kind).
  */
 function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) {
+  let queued = false;
   let publishing = false;
   let again = false;
   const ring = () => {
@@ -22,9 +25,16 @@ function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) 
         if (again) ring();
       });
   };
-  return () => {
+  // Queued behind the continuations already resumed, so it runs once every one of them notified.
+  const send = () => {
+    queued = false;
     if (publishing) again = true;
     else ring();
+  };
+  return () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(send);
   };
 }
 
