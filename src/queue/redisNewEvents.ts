@@ -5,11 +5,11 @@ import { connectRedis, serversOf, type RedisSettings } from './redisConnection.j
 const channelOf = (prefix: string) => `${prefix}:new-events`;
 
 /**
- * Rings coalesce twice. Notifies made in one turn of the event loop make one ring, sent once
- * they are all made: the callers of one group commit resume together, and each notifies. And
- * while a ring is on its way, further notifies make one more after it, however many there
- * were: their events may have committed after the fan-out woke. A thousand events a second
- * then cost a ring per commit at most, not a thousand (two per commit before the first kind).
+ * Rings coalesce twice. Notifies made together make one ring, sent once they all are: the
+ * callers of one group commit resume together when it commits, and each notifies. And while a
+ * ring is on its way, later notifies make one more after it, however many there were: their
+ * events may have committed after the fan-out woke. A thousand events a second then cost at
+ * most a ring per commit, not a thousand (two per commit without the first kind).
  */
 function coalesced(publish: () => Promise<unknown>, log: Pick<Logger, 'debug'>) {
   let queued = false;

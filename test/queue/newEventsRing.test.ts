@@ -30,7 +30,7 @@ describe.runIf(withPostgresAndRedis)('new-events ring', () => {
     return { web, rings: () => rings };
   }
 
-  it('rings once for the notifies of one turn of the event loop, as a group commit’s callers make them', async () => {
+  it('rings once for the notifies a group commit’s callers make as they resume together', async () => {
     const { web, rings } = await ringAndListener();
     // The callers of one batch resume together when it commits, each in a microtask of its own.
     let commit!: () => void;
