@@ -68,6 +68,11 @@ export interface BenchSettings {
   waitIdleMs: number;
   contactSizes: number[];
   pgliteContactSizes: number[];
+  /**
+   * BENCH_LATENCY_TRACE=<file>: each latency window appends a line of every event's scheduled,
+   * sent and received times, on the CLOCK_MONOTONIC that `perf record -k mono` also stamps.
+   */
+  latencyTrace?: string;
   durations: {
     warm: number;
     upsert: number;
@@ -94,6 +99,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     waitIdleMs: Number(env.BENCH_WAIT_IDLE_S ?? '180') * 1000,
     contactSizes: sizes(env.BENCH_PG_SIZES ?? '1000,100000,1000000'),
     pgliteContactSizes: sizes(env.BENCH_PGLITE_SIZES ?? '1000,100000'),
+    latencyTrace: env.BENCH_LATENCY_TRACE || undefined,
     durations: {
       warm: ms(2_000),
       upsert: ms(10_000),
