@@ -71,15 +71,15 @@ export async function deliveryLatency(
   await receiver.reset();
   const windows: CpuWindow[] = [];
   const scheduled = new Map<string, number>();
-  const { latencyTrace } = ctx.settings;
-  // Kept only when traced: the load generator shares the service's cores, and so does its GC.
-  const sentAt = latencyTrace ? new Map<string, number>() : undefined;
+  // Send times are kept only when traced: the load generator shares the service's cores, and so
+  // does its GC.
+  const trace = ctx.settings.latencyTrace ? { file: ctx.settings.latencyTrace, sentAt: new Map<string, number>() } : undefined;
   const ingest: number[] = [];
   const { loop, stats } = await ctx.cpu.metered(windows, async () => {
     const loop = await openLoop(rate, durationMs, async (index, scheduledAt) => {
       const { key, sent } = fire(index);
       scheduled.set(key, scheduledAt);
-      sentAt?.set(key, monotonicMs());
+      trace?.sentAt.set(key, monotonicMs());
       await sent;
       ingest.push(monotonicMs() - scheduledAt);
     });
@@ -96,9 +96,9 @@ export async function deliveryLatency(
     else latencies.push(receivedAt - at);
   }
   if (missing > 0) throw new Error(`${label}: ${missing} of ${scheduled.size} deliveries never arrived`);
-  if (latencyTrace && sentAt) {
-    const events = [...scheduled].map(([key, at]) => [at, sentAt.get(key), times.get(key)]);
-    appendFileSync(latencyTrace, `${JSON.stringify({ label, events })}\n`);
+  if (trace) {
+    const events = [...scheduled].map(([key, at]) => [at, trace.sentAt.get(key), times.get(key)]);
+    appendFileSync(trace.file, `${JSON.stringify({ label, events })}\n`);
   }
   return { rate, events: scheduled.size, missing, duplicates: stats.duplicates, ...summarize(latencies), ingest: summarize(ingest), other };
 }
