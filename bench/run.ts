@@ -21,7 +21,7 @@ import { deliveryGrowth } from './figures/deliveryGrowth.js';
 import { deliveryThroughput } from './figures/deliveryThroughput.js';
 import { embedded } from './figures/embedded.js';
 import { fanOut } from './figures/fanOut.js';
-import { latency } from './figures/latency.js';
+import { latency, type LatencyRate } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
 import { partitionGrowth } from './figures/partitionGrowth.js';
 import { restartTime } from './figures/restartTime.js';
@@ -82,17 +82,20 @@ async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
 /** The embedded figure, with figure 2's stack measured just before and after it as its reference. */
 const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
 
-/** Figure 3's rate: half of figure 2's peak. */
-const halfPeak = (perSecond: number) => Math.max(10, Math.round(perSecond / 2));
+/** Figure 3's rate: half of figure 2's peak, unless BENCH_LATENCY_RATE fixes it. */
+const latencyRate = (ctx: BenchContext, peakPerSecond: number): LatencyRate =>
+  ctx.settings.latencyRate === undefined
+    ? { perSecond: Math.max(10, Math.round(peakPerSecond / 2)), halfThePeak: true }
+    : { perSecond: ctx.settings.latencyRate, halfThePeak: false };
 
-/** Figure 3 (and 5's subscriptions series) at half the peak of figure 2, measured first on the same stack. */
+/** Figure 3 (and 5's subscriptions series) at half the peak of figure 2, measured first on the same stack (or at BENCH_LATENCY_RATE). */
 async function latencyAlone(ctx: BenchContext): Promise<FigureResult> {
   const engine = await startEngineStack(ctx);
   const deliver = { accountId: 'deliver', channel: '/d' };
   try {
     await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
     const throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
-    const measured = await latency(ctx, engine, deliver.accountId, deliver.channel, halfPeak(throughput.perSecond));
+    const measured = await latency(ctx, engine, deliver.accountId, deliver.channel, latencyRate(ctx, throughput.perSecond));
     return { ...measured, rows: [...throughput.rows, ...measured.rows] };
   } finally {
     await engine.stop();
@@ -143,13 +146,13 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   const deliver = { accountId: 'deliver', channel: '/d' };
   await engine.client.subscribe(await engine.client.newKey(deliver.accountId), 'new_conversation', `${ctx.receiver.url}${deliver.channel}`);
   const throughput = await deliveryThroughput(ctx, engine, deliver.accountId, deliver.channel);
-  const rate = halfPeak(throughput.perSecond);
+  const rate = latencyRate(ctx, throughput.perSecond);
   results.push(throughput);
   results.push(await latency(ctx, engine, deliver.accountId, deliver.channel, rate));
   results.push(await fanOut(ctx, engine));
   results.push(await backlog(ctx, engine));
   results.push(await deliveryGrowth(ctx, engine, deliver, throughput.perSecond));
-  results.push(await upsertsPostgres(ctx, engine, rate));
+  results.push(await upsertsPostgres(ctx, engine, rate.perSecond));
   await engine.stop();
   results.push(await scaleOut(ctx));
 

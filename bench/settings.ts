@@ -73,6 +73,12 @@ export interface BenchSettings {
    * sent and received times, on the CLOCK_MONOTONIC that `perf record -k mono` also stamps.
    */
   latencyTrace?: string;
+  /**
+   * BENCH_LATENCY_RATE=<calls/s>: figure 3 (and 5's subscriptions series) at this fixed rate
+   * instead of half of figure 2's peak, so that runs compared with each other load the service
+   * alike however the host's peak moved; the report then claims no goal for it.
+   */
+  latencyRate?: number;
   durations: {
     warm: number;
     upsert: number;
@@ -85,6 +91,13 @@ export interface BenchSettings {
     latencyGrowth: number;
     latencyWarm: number;
   };
+}
+
+function positiveOrUndefined(name: string, text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!(value > 0)) throw new Error(`${name} must be a positive number, not ${text}`);
+  return value;
 }
 
 /** The run's settings from the environment (BENCH_*), every window scaled by BENCH_SCALE. */
@@ -100,6 +113,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     contactSizes: sizes(env.BENCH_PG_SIZES ?? '1000,100000,1000000'),
     pgliteContactSizes: sizes(env.BENCH_PGLITE_SIZES ?? '1000,100000'),
     latencyTrace: env.BENCH_LATENCY_TRACE || undefined,
+    latencyRate: positiveOrUndefined('BENCH_LATENCY_RATE', env.BENCH_LATENCY_RATE),
     durations: {
       warm: ms(2_000),
       upsert: ms(10_000),

@@ -14,8 +14,15 @@ import { fireCall } from '../support/clients.js';
 import { insertFillerHooks, insertKeyRow } from '../support/seeding.js';
 import type { PostgresStack } from '../support/stacks.js';
 
-/** `accountId` has one new_conversation hook, on the receiver's `channel`; `rate` is half the figure-2 peak. */
-export async function latency(ctx: BenchContext, stack: PostgresStack, accountId: string, channel: string, rate: number): Promise<FigureResult> {
+/** Figure 3's rate: half of figure 2's peak, or one fixed by BENCH_LATENCY_RATE (which meets no goal). */
+export interface LatencyRate {
+  perSecond: number;
+  halfThePeak: boolean;
+}
+
+/** `accountId` has one new_conversation hook, on the receiver's `channel`. */
+export async function latency(ctx: BenchContext, stack: PostgresStack, accountId: string, channel: string, at: LatencyRate): Promise<FigureResult> {
+  const rate = at.perSecond;
   const { durations } = ctx.settings;
   const { sql } = ctx;
   const liveHooks = async () => Number(((await sql('SELECT count(*)::int AS n FROM hooks WHERE deleted_at IS NULL')).rows[0] as { n: number }).n);
@@ -61,7 +68,7 @@ export async function latency(ctx: BenchContext, stack: PostgresStack, accountId
     rows: [
       ratioRow({
         figure: '3',
-        what: `Latency ingestion → receipt, p50 (open loop ${rate}/s = half the peak, ${durations.latency / 1000} s, ${fmt(service.n)} events)`,
+        what: `Latency ingestion → receipt, p50 (open loop ${rate}/s = ${at.halfThePeak ? 'half the peak' : 'BENCH_LATENCY_RATE'}, ${durations.latency / 1000} s, ${fmt(service.n)} events)`,
         measured: `${fmt(service.p50, 1)} ms`,
         reference: `${fmt(raw.p50, 1)} ms raw POST round trip at ${rate}/s`,
         ratio: service.p50 / raw.p50,
@@ -74,7 +81,7 @@ export async function latency(ctx: BenchContext, stack: PostgresStack, accountId
         reference: `${fmt(raw.p99, 1)} ms raw POST round trip at ${rate}/s`,
         ratio: service.p99 / raw.p99,
         digits: 1,
-        goalText: { text: '< 50 ms', met: service.p99 < 50 },
+        ...(at.halfThePeak ? { goalText: { text: '< 50 ms', met: service.p99 < 50 } } : {}),
       }),
     ],
     growth: [
