@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ConversationData, EventType, NewContactData } from '../domain/events.js';
-import { DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS } from '../domain/pacing.js';
+import { DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS } from '../domain/throttling.js';
 
 /**
  * The deliveries the service POSTs to subscribers, as OpenAPI 3.1 `webhooks`: the envelope and

@@ -7,17 +7,14 @@
  * its (account, host) budget; it may leave at its place, and never sooner than one interval
  * after the last departure. A departure due soon is granted and recorded; a delivery whose place
  * is later waits for it (holding no worker) and passes the gate again then, keeping its place:
- * a late wake delays it, and never spends a time nobody uses.
+ * a late wake delays it, and never spends a time nobody uses. A target's answer that it is
+ * throttled holds its line (throttling.ts); turns between accounts are in turns.ts.
  */
 
 import { MAX_PER_SECOND_RANGE } from './hooks.js';
 
 /** Zapier counts its per-user limit over five minutes; so does the (account, host) budget. */
 export const HOST_BUDGET_WINDOW_MS = 5 * 60_000;
-/** Retry-After is honoured up to this long: a target cannot park our queue for hours. */
-export const MAX_RETRY_AFTER_MS = 10 * 60_000;
-/** A 429 or 503 without a usable Retry-After holds the target this long. */
-export const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 /**
  * A receiver counts arrivals in a sliding second of its own clock, and what lies between our
@@ -260,53 +257,6 @@ export function startedOffTime(state: Pick<PaceState, 'sent'>, departure: Grante
  * one did).
  */
 export const heldToDepartureTimes = (perSecond: number) => perSecond <= MAX_PER_SECOND_RANGE.max;
-
-/**
- * Fairness between accounts, for when more deliveries are due than a process can send at once.
- * A delivery's turn is its place among its account's deliveries due within the same second
- * (1, 2, 3, …), and due deliveries run in order of turn. An account whose burst puts 3,000
- * deliveries in one second takes turns 1 to 3,000; another account's 20 in that second take
- * turns 1 to 20, so they go out among the burst's first, not behind all of it.
- */
-export const TURN_WINDOW_MS = 1000;
-
-/**
- * Counts turns: each call gives the next turn of `accountId` in the second of `dueAt`. Seconds
- * already past at `now` are forgotten, once a second, so the counts stay bounded.
- */
-export function createTurnCounter() {
-  const taken = new Map<string, { second: number; turns: number }>();
-  let sweptAt = 0;
-  return (accountId: string, dueAt: number, now: number) => {
-    const current = Math.floor(now / TURN_WINDOW_MS);
-    if (current > sweptAt) {
-      for (const [key, count] of taken) if (count.second < current) taken.delete(key);
-      sweptAt = current;
-    }
-    const second = Math.floor(dueAt / TURN_WINDOW_MS);
-    const key = `${second} ${accountId}`;
-    const count = taken.get(key) ?? { second, turns: 0 };
-    count.turns++;
-    taken.set(key, count);
-    return count.turns;
-  };
-}
-
-/**
- * How long a target asked us to stay away, from a 429 or 503 answer's Retry-After: delay
- * seconds or an HTTP date, capped at ten minutes, one second when absent or unreadable.
- */
-export function retryAfterMs(header: string | undefined, now: number): number {
-  const value = header?.trim() ?? '';
-  let ms = Number.NaN;
-  if (/^\d+$/.test(value)) ms = Number(value) * 1000;
-  else if (/[a-z]/i.test(value)) ms = Date.parse(value) - now; // an HTTP date names its day and month
-  if (!Number.isFinite(ms)) return DEFAULT_RETRY_AFTER_MS;
-  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
-}
-
-/** Answers that mean "too much, slow down": recorded as failed, and the target is held. */
-export const isThrottled = (status: number) => status === 429 || status === 503;
 
 /**
  * A delivery granted a departure is claimed a moment before it, as long as claims take lately

@@ -1,16 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import {
-  createClaimLead,
-  createTurnCounter,
-  heldToDepartureTimes,
-  isThrottled,
-  LATE_DEPARTURE_MS,
-  retryAfterMs,
-  startOffsetMs,
-  tellsStart,
-  type GrantedDeparture,
-} from '../domain/pacing.js';
+import { createClaimLead, heldToDepartureTimes, LATE_DEPARTURE_MS, startOffsetMs, tellsStart, type GrantedDeparture } from '../domain/pacing.js';
+import { isThrottled, retryAfterMs } from '../domain/throttling.js';
+import { createTurnCounter } from '../domain/turns.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';

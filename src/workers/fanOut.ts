@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { createTurnCounter } from '../domain/pacing.js';
+import { createTurnCounter } from '../domain/turns.js';
 import type { LocalQueue } from '../queue/localQueue.js';
 import type { Store } from '../storage/store.js';
 import { RELAY_GRACE_MS } from './deliver.js';

@@ -13,7 +13,7 @@ export interface DeliveryJob {
   place?: number;
   /** When its place comes (epoch ms, this process's clock): it is not run before. */
   dueAt?: number;
-  /** Its turn among its account's deliveries due in the same second (src/domain/pacing.ts). */
+  /** Its turn among its account's deliveries due in the same second (src/domain/turns.ts). */
   turn?: number;
 }
 

@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   createClaimLead,
-  createTurnCounter,
-  DEFAULT_RETRY_AFTER_MS,
   EMPTY_PACE_STATE,
   IDLE_CONNECTION_MS,
   JITTER_ALLOWANCE_MS,
   LATE_DEPARTURE_MS,
   LONGEST_CLAIM_LEAD_MS,
   NEW_CONNECTION_ALLOWANCE_MS,
-  MAX_RETRY_AFTER_MS,
   paceLimits,
   passGate,
-  retryAfterMs,
   SHORTEST_CLAIM_LEAD_MS,
   SOON_MS,
   heldToDepartureTimes,
@@ -207,33 +203,6 @@ describe('startedOffTime: a POST that left later than its departure allowed, or 
   it('holds a target to its departures\' times up to the fastest pace a subscription may ask for, not at a faster cap on throughput', () => {
     expect([1, 5, 20, 100, 1_000].map(heldToDepartureTimes)).toStrictEqual([true, true, true, true, true]);
     expect([1_001, 1_000_000].map(heldToDepartureTimes)).toStrictEqual([false, false]);
-  });
-});
-
-describe('turns', () => {
-  it("numbers an account's deliveries within each second they are due, apart from other accounts'", () => {
-    const turnOf = createTurnCounter();
-    const now = 10_000;
-    expect([turnOf('busy', 10_100, now), turnOf('busy', 10_900, now), turnOf('quiet', 10_500, now), turnOf('busy', 11_000, now)]).toStrictEqual([1, 2, 1, 1]);
-    // A second long past is forgotten once the clock moves on; a future one is kept.
-    expect(turnOf('busy', 13_000, 12_500)).toBe(1);
-    expect(turnOf('busy', 13_200, 12_600)).toBe(2);
-  });
-});
-
-describe('retryAfterMs', () => {
-  const now = Date.parse('2026-11-23T12:00:00Z');
-  it.each([
-    ['delay seconds', '7', 7_000],
-    ['zero', '0', 0],
-    ['an HTTP date', 'Mon, 23 Nov 2026 12:00:30 GMT', 30_000],
-    ['a date in the past', 'Mon, 23 Nov 2026 11:00:00 GMT', 0],
-    ['more than ten minutes', '3600', MAX_RETRY_AFTER_MS],
-    ['absent', undefined, DEFAULT_RETRY_AFTER_MS],
-    ['unreadable', 'soon', DEFAULT_RETRY_AFTER_MS],
-    ['negative', '-5', DEFAULT_RETRY_AFTER_MS],
-  ])('reads %s', (_why, header, expected) => {
-    expect(retryAfterMs(header, now)).toBe(expected);
   });
 });
 
