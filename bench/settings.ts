@@ -74,9 +74,10 @@ export interface BenchSettings {
    */
   latencyTrace?: string;
   /**
-   * BENCH_LATENCY_RATE=<calls/s>: figure 3 (and 5's subscriptions series) at this fixed rate
-   * instead of half of figure 2's peak, so that runs compared with each other load the service
-   * alike however the host's peak moved; the report then claims no goal for it.
+   * BENCH_LATENCY_RATE=<calls/s>: what is measured at half of figure 2's peak (figure 3, 5's
+   * subscriptions series, and in a full run figure 1's new-contact latency) at this fixed rate
+   * instead, so that runs compared with each other load the service alike however the host's
+   * peak moved; the report then claims no goal for figure 3.
    */
   latencyRate?: number;
   durations: {
