@@ -165,8 +165,8 @@ export function createDeliverer(deps: DelivererDeps): { deliver: LocalJobHandler
     claimLead.observe(Date.now() - claiming);
     if (!claimed) {
       // Claimed already (a repeated job), or its subscription or key is gone: then drop it.
-      await store.deliveries
-        .dropUnclaimable([deliveryId])
+      await writes.drop
+        .submit(deliveryId)
         .catch((error: unknown) => log.warn({ err: error, deliveryId }, 'could not drop an unclaimable delivery; the relay will try it again'));
       return;
     }

@@ -26,8 +26,8 @@ const nothing = <T>(items: T[]) => items.map(() => undefined);
 const CLAIMS_PER_STATEMENT = 64;
 
 /**
- * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, expiries and
- * postponements of concurrent deliveries share one statement and one commit, and the deliveries
+ * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, drops, expiries
+ * and postponements of concurrent deliveries share one statement and one commit, and the deliveries
  * parked in the delay queue share one call. Recording outcomes also keeps their hooks' health,
  * and disables a hook `health.rule` says to, in the same statement.
  */
@@ -70,6 +70,15 @@ export function createDeliveryWrites(
       await deliveries.expire(ids);
       return nothing(ids);
     }),
+    /**
+     * Deliveries that could not be claimed, dropped if their subscription or key is gone. A relay
+     * hands a worker a burst of copies that another worker already sent; one statement each ran
+     * them all at once and opened a connection per copy, up to the whole pool.
+     */
+    drop: groupCommit(async (ids: string[]) => {
+      await deliveries.dropUnclaimable(ids);
+      return nothing(ids);
+    }),
     postpone: groupCommit(async (entries: { deliveryId: string; relayAt: number; place: number }[]) => {
       await deliveries.postpone(entries);
       return nothing(entries);
@@ -85,7 +94,7 @@ export function createDeliveryWrites(
     ...writes,
     /** Resolves once every write submitted so far is done: at shutdown, after the last delivery. */
     async settled() {
-      await Promise.all([writes.claim, writes.record, writes.expire, writes.postpone, writes.park].map((write) => write?.settled()));
+      await Promise.all([writes.claim, writes.record, writes.drop, writes.expire, writes.postpone, writes.park].map((write) => write?.settled()));
     },
   };
 }
