@@ -1,0 +1,106 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/observability/metrics.js';
+import type { Store } from '../../src/storage/store.js';
+import { createDeliverer } from '../../src/workers/deliver.js';
+import { deliveryJobOf } from '../../src/workers/jobs.js';
+import { createLocalPacer } from '../../src/workers/pacer.js';
+import { createPoster, type Poster } from '../../src/workers/poster.js';
+import { issueKey } from '../support/app.js';
+import { upsertContact, useTestStore, withPostgres } from '../support/databases.js';
+import { newAccount } from '../support/http.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { createTestCertificate } from '../support/tls.js';
+
+const log = pino({ level: 'silent' });
+const COPIES = 60;
+let phone = 2000;
+
+/**
+ * A worker handed deliveries it cannot claim: copies another worker already sent (a relay hands
+ * them over in bursts) and deliveries whose subscription was deleted. Nothing is sent for any of
+ * them, the deleted subscription's deliveries are dropped, and the drops of a burst share
+ * statements: one statement each once opened a connection per copy, up to the whole pool.
+ */
+describe.runIf(withPostgres)('a worker handed deliveries it cannot claim', () => {
+  const t = useTestStore('postgres');
+  let receiver: Receiver;
+  let poster: Poster;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    poster = createPoster({ timeoutMs: 2_000, allowPrivateNetworks: true, connect: { ca: createTestCertificate().cert } });
+  });
+  afterAll(async () => {
+    await poster?.close();
+    await receiver?.close();
+  });
+
+  /** `count` queued deliveries to a new subscription on the receiver; their jobs and the hook's id. */
+  async function queuedJobs(path: string, count: number) {
+    const accountId = newAccount();
+    const key = await issueKey(t.store, accountId);
+    const created = await t.store.hooks.create(
+      { keyId: key.id, accountId },
+      { eventType: 'new_contact', targetUrl: `${receiver.url}${path}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+      10,
+    );
+    if (created.outcome !== 'created') throw new Error(created.outcome);
+    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1415556${String(phone++)}`, fields: {} }, 'crm');
+    const { deliveries } = await t.store.events.fanOut(500, 60_000);
+    return { jobs: deliveries.filter((delivery) => delivery.account_id === accountId).map(deliveryJobOf), hookId: created.hook.id };
+  }
+
+  /** A deliverer as a worker builds it, on a store whose drop statements are counted. */
+  function deliverer(dropStatements: number[]) {
+    const store: Store = {
+      ...t.store,
+      deliveries: {
+        ...t.store.deliveries,
+        dropUnclaimable(ids) {
+          dropStatements.push(ids.length);
+          return t.store.deliveries.dropUnclaimable(ids);
+        },
+      },
+    };
+    return createDeliverer({
+      store,
+      pacer: createLocalPacer(1_000),
+      poster,
+      settings: { ratePerTarget: 1_000_000, maxWaitMs: 60_000 },
+      metrics: createMetrics(),
+      log,
+      secretsKey: undefined,
+      delayQueue: undefined,
+      stopping: new AbortController().signal,
+      disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
+    });
+  }
+
+  const deliverAll = async (worker: ReturnType<typeof deliverer>, jobs: ReturnType<typeof deliveryJobOf>[]) => {
+    await Promise.all(jobs.map((job) => worker.deliver(job, new AbortController().signal, () => {})));
+    await worker.settled();
+  };
+
+  it('sends none of them, drops those of a deleted subscription, and drops a burst in shared statements', async () => {
+    const sent = await queuedJobs('/sent', COPIES);
+    const gone = await queuedJobs('/gone', COPIES);
+    await t.store.hooks.deleteGone(gone.hookId);
+    await deliverAll(deliverer([]), sent.jobs);
+    expect(receiver.requests.filter((request) => request.path === '/sent')).toHaveLength(COPIES);
+
+    // The relay's burst: copies of the deliveries sent above, and the deleted subscription's.
+    const dropStatements: number[] = [];
+    await deliverAll(deliverer(dropStatements), [...sent.jobs, ...gone.jobs]);
+    expect(receiver.requests.filter((request) => request.path === '/sent')).toHaveLength(COPIES);
+    expect(receiver.requests.filter((request) => request.path === '/gone')).toHaveLength(0);
+    const { rows } = await t.db.query<{ status: string; n: number }>(
+      'SELECT status, count(*)::int AS n FROM deliveries WHERE id = ANY($1::uuid[]) GROUP BY status',
+      [[...sent.jobs, ...gone.jobs].map((job) => job.deliveryId)],
+    );
+    expect(rows).toStrictEqual([{ status: 'delivered', n: COPIES }]);
+    expect(dropStatements.reduce((sum, size) => sum + size, 0)).toBe(2 * COPIES);
+    // Every claim of the burst fails at once; their drops share a statement or two, not one each.
+    expect(dropStatements.length).toBeLessThanOrEqual(4);
+  });
+});
