@@ -121,36 +121,6 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     expect(await statuses(deliveryIds)).toStrictEqual(deliveryIds.map(() => 'sending'));
   });
 
-  it('drops a burst of unclaimable deliveries in shared statements, and only those', async () => {
-    const live = await queuedDeliveries(75);
-    const gone = await queuedDeliveries(75);
-    await t.store.hooks.deleteGone(gone.hookId);
-    const deliveryIds = [...live.deliveryIds, ...gone.deliveryIds].sort();
-    const statementSizes: number[] = [];
-    const store: Store = {
-      ...t.store,
-      deliveries: {
-        ...t.store.deliveries,
-        dropUnclaimable(ids) {
-          statementSizes.push(ids.length);
-          return t.store.deliveries.dropUnclaimable(ids);
-        },
-      },
-    };
-    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
-    // As each delivery goes: its claim, and the drop of one that could not be claimed.
-    await Promise.all(
-      deliveryIds.map(async (id) => {
-        if (!(await writes.claim.submit(id))) await writes.drop.submit(id);
-      }),
-    );
-    expect(statementSizes.reduce((sum, size) => sum + size, 0)).toBe(75);
-    // The drops of one claim statement's deliveries share a statement: at most one per claim statement.
-    expect(statementSizes.length).toBeLessThanOrEqual(Math.ceil(deliveryIds.length / 64));
-    expect(await statuses(gone.deliveryIds)).toStrictEqual([]);
-    expect(await statuses(live.deliveryIds)).toStrictEqual(live.deliveryIds.map(() => 'sending'));
-  });
-
   it('plans claims and outcomes once for all their calls, and a statement with LIMIT $n on each call', async () => {
     const { deliveryIds } = await queuedDeliveries(2);
     // One call at a time: each pool then reuses the one connection it last used, whose plans

@@ -7,7 +7,7 @@ import { deliveryJobOf } from '../../src/workers/jobs.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
 import { issueKey } from '../support/app.js';
-import { upsertContact, useTestStore, withPostgres } from '../support/databases.js';
+import { engines, upsertContact, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { createTestCertificate } from '../support/tls.js';
@@ -22,8 +22,8 @@ let phone = 2000;
  * them, the deleted subscription's deliveries are dropped, and the drops of a burst share
  * statements: one statement each once opened a connection per copy, up to the whole pool.
  */
-describe.runIf(withPostgres)('a worker handed deliveries it cannot claim', () => {
-  const t = useTestStore('postgres');
+describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (engine) => {
+  const t = useTestStore(engine);
   let receiver: Receiver;
   let poster: Poster;
 
