@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack } from '../support/stack.js';
 import { client } from '../support/client.js';
 import { startWeb } from '../support/processes.js';
-import { redisShapes } from '../support/redisShapes.js';
+import { describeEachRedisShape } from '../support/redisShapes.js';
 
 const LIMIT = 10;
 
@@ -11,7 +11,7 @@ const LIMIT = 10;
  * one Redis (a server, or a cluster: the limiter's script declares its one key), one key,
  * requests alternating between them.
  */
-describe.each(redisShapes())('the API rate limit across web processes, Redis %s', (shape) => {
+describeEachRedisShape('the API rate limit across web processes, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let second: Awaited<ReturnType<typeof startWeb>>;
 

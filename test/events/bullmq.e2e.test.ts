@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { startStack } from '../support/stack.js';
 import { freePort, sleep, startProcess, waitUntil } from '../support/processes.js';
-import { redisShapes } from '../support/redisShapes.js';
+import { describeEachRedisShape } from '../support/redisShapes.js';
 
 /**
  * The production shape: a web process that only produces, separate worker processes, Redis and
  * PostgreSQL; on one Redis server and on a Redis Cluster. Crash and stall faults are in
  * test/faults/workerFaults.test.ts.
  */
-describe.each(redisShapes())('delivery through BullMQ with separate workers, Redis %s', (shape) => {
+describeEachRedisShape('delivery through BullMQ with separate workers, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
@@ -95,7 +95,7 @@ describe.each(redisShapes())('delivery through BullMQ with separate workers, Red
   });
 });
 
-describe.each(redisShapes())('operator surfaces with Redis %s', (shape) => {
+describeEachRedisShape('operator surfaces with Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
     stack = await startStack({ mode: 'bullmq', redis: shape });

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { client } from '../support/client.js';
 import { startRedisCluster } from '../../kit/redisCluster.js';
 import { sleep, startProcess, startWeb, stopAllProcesses, freePort, waitUntil } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { redisShapes, type RedisShape } from '../support/redisShapes.js';
+import { describeEachRedisShape, type RedisShape } from '../support/redisShapes.js';
 import { baseEnv, countBy, newPhone, serviceStore, type ServiceStore } from './support.js';
 
 /** A redis-server of this test's own on 127.0.0.1, so stopping it leaves the machine's Redis alone. */
@@ -49,7 +49,7 @@ const readyz = async (url: string) => {
  * Redis goes away while events fire: the API keeps answering (events wait in the outbox), and
  * once Redis is back the worker's relay enqueues them, and each is delivered exactly once.
  */
-describe.each(redisShapes())('Redis %s stopped and restarted while events fire', (shape) => {
+describeEachRedisShape('Redis %s stopped and restarted while events fire', (shape) => {
   const FIRED = 20;
   let store: ServiceStore;
   let receiver: Receiver;

@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bullPrefix } from '../../src/queue/redisConnection.js';
 import { startStack } from '../support/stack.js';
 import { sleep, waitUntil } from '../support/processes.js';
-import { redisShapes } from '../support/redisShapes.js';
+import { describeEachRedisShape } from '../support/redisShapes.js';
 
 /**
  * At most once under the faults that make a naive queue send twice: the same event enqueued
@@ -21,7 +21,7 @@ import { redisShapes } from '../support/redisShapes.js';
  */
 const SENDING_WINDOW_MS = 100;
 
-describe.each(redisShapes())('worker faults never produce a second POST, Redis %s', (shape) => {
+describeEachRedisShape('worker faults never produce a second POST, Redis %s', (shape) => {
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { describe } from 'vitest';
 import { clusterNamespace, type RedisNamespace } from '../../kit/redis.js';
 import { startRedisCluster, type RedisCluster } from '../../kit/redisCluster.js';
 import { redisForTest, withPostgresAndRedis } from './processes.js';
@@ -15,7 +16,15 @@ const hasRedisServer = () => spawnSync('redis-server', ['--version']).status ===
 export const withRedisCluster = withPostgresAndRedis && Boolean(process.env.CI || hasRedisServer());
 
 /** The shapes a suite that covers both runs in (none without PostgreSQL and Redis). */
-export const redisShapes = (): RedisShape[] => [...(withPostgresAndRedis ? (['single'] as const) : []), ...(withRedisCluster ? (['cluster'] as const) : [])];
+const redisShapes = (): RedisShape[] => [...(withPostgresAndRedis ? (['single'] as const) : []), ...(withRedisCluster ? (['cluster'] as const) : [])];
+
+/**
+ * Declares `body` once per Redis shape (`name` takes the shape through `%s`). Without PostgreSQL
+ * and Redis it declares the single-server suite skipped, so the file reports a skip, as the
+ * README promises, instead of vitest's "No test suite found".
+ */
+export const describeEachRedisShape = (name: string, body: (shape: RedisShape) => void) =>
+  describe.runIf(withPostgresAndRedis).each(withPostgresAndRedis ? redisShapes() : (['single'] as const))(name, body);
 
 export type TestRedis = RedisNamespace & {
   shape: RedisShape;
