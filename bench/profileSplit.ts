@@ -30,7 +30,7 @@ const COMPONENTS: [string, RegExp][] = [
   ['HTTP ingest (Fastify, zod, routes)', /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|zod|fastify-type-provider-zod|fast-json-stringify|secure-json-parse)\/|src\/api\//],
   ['phone numbers (libphonenumber-js)', /node_modules\/libphonenumber-js\//],
   ['use cases (services, domain)', /src\/(services|domain)\//],
-  ['fan-out and relay', /src\/workers\/(fanOut|outboxRelay)/],
+  ['fan-out, handoff and relay', /src\/workers\/(fanOut|outboxRelay)|src\/queue\/(handoff|redisHandoff)/],
   ['pacer', /src\/workers\/(pace|pacer|redisPacer)\.js/],
   ['engine (local queue, deliverer, group commits)', /src\/(queue|workers|storage)\//],
 ];

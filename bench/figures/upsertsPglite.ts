@@ -9,6 +9,7 @@ import type { BenchContext } from '../context.js';
 import { newContactLatency } from '../measure/deliveries.js';
 import { upsertPair, type UpsertReference } from '../measure/upsertPair.js';
 import { contactQueries } from '../../src/storage/contacts.js';
+import { RELAY_GRACE_MS } from '../../src/domain/delivery.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
 import { ENGINE_ENV, PGLITE_LATENCY_RATE, UPSERT_CONNECTIONS, UPSERT_ROUNDS } from '../settings.js';
 import { serviceClient } from '../support/clients.js';
@@ -63,8 +64,8 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
           pauseMs: 0,
           open: async () => ({
             upsert: async (phone) => {
-              const [result] = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }]);
-              return result!.action === 'inserted' ? 'inserted' : 'updated';
+              const { results } = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }], RELAY_GRACE_MS);
+              return results[0]!.action === 'inserted' ? 'inserted' : 'updated';
             },
             close: async () => {},
           }),

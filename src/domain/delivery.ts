@@ -7,3 +7,9 @@
  */
 export const DELIVERY_STATUSES = ['queued', 'sending', 'delivered', 'failed', 'refused', 'expired', 'unknown'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * A queued delivery is its dispatcher's (the process that fanned it out, or parked it) for this
+ * long after its time; past that it is overdue, and the relay hands it to a worker.
+ */
+export const RELAY_GRACE_MS = 5_000;

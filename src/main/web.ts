@@ -1,7 +1,7 @@
 import { buildApp } from '../api/app.js';
 import { redisTargetOf, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
-import type { NewEventsSignal } from '../queue/newEvents.js';
+import type { DeliveryHandoff } from '../queue/handoff.js';
 import type { RedisClient } from '../queue/redisConnection.js';
 import { ensureInternalToken } from '../storage/internalToken.js';
 import { openStore } from '../storage/store.js';
@@ -12,8 +12,8 @@ import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycl
 
 /**
  * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it only produces work: committed
- * events in the outbox, and a ring on Redis that workers fan them out now; without it, the
- * embedded default, it also runs the delivery engine in-process.
+ * events and their deliveries, handed on Redis to workers to send now; without it, the embedded
+ * default, it also runs the delivery engine in-process.
  */
 async function main(givenConfig: Config) {
   const redisTarget = redisTargetOf(givenConfig);
@@ -25,20 +25,20 @@ async function main(givenConfig: Config) {
   const config = withEmbeddedToken(givenConfig, log);
   const metrics = createMetrics();
 
-  let newEvents: NewEventsSignal;
+  let handoff: DeliveryHandoff;
   let admin;
   let rateLimitRedis: RedisClient | undefined;
   let stopEmbeddedEngine = async () => {};
   if (redisTarget) {
     const { connectWebToRedis } = await import('./webRedis.js');
     const onRedis = connectWebToRedis(config, redisTarget, log);
-    ({ newEvents, admin, rateLimitRedis } = onRedis);
-    metrics.watchReadiness('redis', onRedis.newEvents.ping);
-    metrics.watchWorkers(onRedis.newEvents);
+    ({ handoff, admin, rateLimitRedis } = onRedis);
+    metrics.watchReadiness('redis', onRedis.handoff.ping);
+    metrics.watchHandoff(onRedis.handoff);
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
-    newEvents = engine.newEvents;
+    handoff = engine.handoff;
     stopEmbeddedEngine = async () => {
       await maintenance.stop();
       await engine.stop();
@@ -49,7 +49,7 @@ async function main(givenConfig: Config) {
   // what still shows the outbox and the due deliveries growing.
   metrics.watchQueues({ outbox: store.events, due: store.deliveries });
   metrics.watchReadiness('postgres', store.ping);
-  const services = createServices({ store, newEvents, config, log });
+  const services = createServices({ store, handoff, config, log });
   const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
@@ -61,7 +61,7 @@ async function main(givenConfig: Config) {
     // when closing began are closed as soon as they go idle, instead of after their timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
-    await newEvents.close();
+    await handoff.close();
     rateLimitRedis?.disconnect();
     await stopEmbeddedEngine(); // embedded: lets running deliveries finish
     await store.close();

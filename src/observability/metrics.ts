@@ -62,18 +62,29 @@ export function createMetrics() {
       Object.assign(watched, queues);
     },
     /**
-     * Counts the workers subscribed to the new-events ring (a web process on Redis) at each
-     * scrape. Registered only then: an unlabelled gauge shows 0 until set, and a process without
-     * the ring (a worker, the embedded mode) would report "no worker" to the alert.
+     * Counts, at each scrape, the workers subscribed to the new-events ring and the deliveries
+     * handed over on Redis that no worker has taken yet (a web process on Redis). Registered
+     * only then: an unlabelled gauge shows 0 until set, and a process without the handoff (a
+     * worker, the embedded mode) would report "no worker" to the alert.
      */
-    watchWorkers(ring: { listening(): Promise<number> }) {
+    watchHandoff(handoff: { listening(): Promise<number>; waiting(): Promise<number> }) {
       registry.registerMetric(
         new Gauge({
           name: 'contact_hooks_workers_listening',
           help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
           registers: [],
           async collect() {
-            this.set(await bounded(() => ring.listening(), Number.NaN));
+            this.set(await bounded(() => handoff.listening(), Number.NaN));
+          },
+        }),
+      );
+      registry.registerMetric(
+        new Gauge({
+          name: 'webhook_handoff_waiting',
+          help: 'Deliveries handed to workers on Redis that no worker has taken yet (seen from a web process)',
+          registers: [],
+          async collect() {
+            this.set(await bounded(() => handoff.waiting(), Number.NaN));
           },
         }),
       );

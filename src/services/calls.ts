@@ -4,7 +4,7 @@ import { InvalidInputError } from '../domain/errors.js';
 import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
 import type { ServiceDeps } from './types.js';
-import { announceEvents } from './publish.js';
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { CallToRecord } from '../storage/calls.js';
 
@@ -16,9 +16,14 @@ export interface CallInput extends CallReport {
 }
 
 /** Finished calls, as telephony reports them. */
-export function callServices({ store, newEvents, config }: ServiceDeps) {
-  // Calls reported at the same time share one statement and one commit.
-  const recorded = groupCommit((calls: CallToRecord[]) => store.calls.record(calls));
+export function callServices({ store, handoff, config }: ServiceDeps) {
+  // Calls reported at the same time share one statement and one commit, which fans their events
+  // out too; the deliveries go to a worker once committed.
+  const recorded = groupCommit(async (calls: CallToRecord[]) => {
+    const { fired, deliveries } = await store.calls.record(calls, RELAY_GRACE_MS);
+    handoff?.handOff(deliveries);
+    return fired;
+  });
   return {
     /** Records a finished conversation and fires its events; a conversation reported twice fires once. */
     async report(accountId: string, call: CallInput) {
@@ -40,7 +45,6 @@ export function callServices({ store, newEvents, config }: ServiceDeps) {
         call: { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
         events,
       });
-      announceEvents(newEvents, eventIds);
       // No ids for events that should fire means the conversation was reported before.
       return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
     },

@@ -4,7 +4,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Caller } from '../domain/apiKey.js';
 import type { ServiceDeps } from './types.js';
-import { announceEvents } from './publish.js';
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { ContactToUpsert } from '../storage/contacts.js';
 
@@ -25,9 +25,14 @@ const shown = (contact: StoredContact) => ({
 });
 
 /** Contacts: the one upsert (public API and CRM sync alike), reading one, and owner edits. */
-export function contactServices({ store, newEvents, config }: ServiceDeps) {
-  // Upserts made at the same time share one statement and one commit.
-  const upserted = groupCommit((entries: ContactToUpsert[]) => store.contacts.upsert(entries));
+export function contactServices({ store, handoff, config }: ServiceDeps) {
+  // Upserts made at the same time share one statement and one commit, which fans a new
+  // contact's event out too; the deliveries go to a worker once committed.
+  const upserted = groupCommit(async (entries: ContactToUpsert[]) => {
+    const { results, deliveries } = await store.contacts.upsert(entries, RELAY_GRACE_MS);
+    handoff?.handOff(deliveries);
+    return results;
+  });
 
   /**
    * The one upsert path: the public API (source = the key's label) and every CRM sync (source =
@@ -41,7 +46,6 @@ export function contactServices({ store, newEvents, config }: ServiceDeps) {
       return { action: 'skipped', contact_id: contactId ?? null, reason: valid.skip };
     }
     const result = await upserted.submit({ accountId, input: valid, source });
-    announceEvents(newEvents, result.eventIds);
     return result.action === 'skipped'
       ? { action: 'skipped', contact_id: result.contactId, reason: result.reason }
       : { action: result.action, contact_id: result.contactId };

@@ -1,20 +1,23 @@
 import type { BaseLogger } from 'pino';
 import type { Config } from '../config.js';
-import type { NewEventsSignal } from '../queue/newEvents.js';
+import type { DeliveryHandoff } from '../queue/handoff.js';
 import type { Store } from '../storage/store.js';
 
 /** The log lines use cases write; a pino logger, and Fastify's, fit. */
 export type ServiceLog = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 
 /**
- * What the use cases run on: storage, the new-events signal, the settings they read, a log. Its
+ * What the use cases run on: storage, the delivery handoff, the settings they read, a log. Its
  * own file, below the use cases and index.ts, so that no service file imports the index that
  * imports it.
  */
 export interface ServiceDeps {
   store: Store;
-  /** Rung when events are committed; absent in a process without one (the CLI): the server's fan-out polls. */
-  newEvents: NewEventsSignal | undefined;
+  /**
+   * Takes the deliveries of events as they commit, to a worker; absent in a process that fires
+   * no events (the CLI).
+   */
+  handoff: DeliveryHandoff | undefined;
   config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY'>;
   log: ServiceLog;
 }

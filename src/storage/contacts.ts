@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ContactField, OwnerEdit, StoredContact, ValidContact } from '../domain/contact.js';
 import type { Database } from './database.js';
+import { fanOutOf, type QueuedDelivery } from './events.js';
 
 export type UpsertResult =
   | { action: 'inserted'; contactId: string; eventIds: string[] }
@@ -32,7 +33,7 @@ export interface ContactToUpsert {
  * owner edit racing the upsert always wins: a field sent is written unless the owner holds it; a
  * field not sent (NULL here) is never blanked; when every field sent is owner-held, nothing is
  * written and the upsert is `skipped` (`owner_edited`). A new contact's `new_contact` event is
- * written by the same statement. Rows are inserted in (account, phone) order, so two batches
+ * written and fanned out (events.ts, `fanOutOf`) by the same statement. Rows are inserted in (account, phone) order, so two batches
  * that share contacts lock them in the same order and never deadlock. Each input row `n` gets a
  * row back, except one whose contact was committed by another upsert after this statement's
  * snapshot while nothing here changed it.
@@ -52,15 +53,20 @@ const UPSERT_DISTINCT = `WITH input AS (
        OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
     RETURNING c.id, c.account_id, c.phone, (c.xmax = 0) AS inserted),
   fired AS (
-    INSERT INTO events (id, account_id, event_type, data)
-    SELECT i.event_id, i.account_id, 'new_contact', i.data FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted)
-  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action
-  FROM input i JOIN upserted u USING (account_id, phone)
+    INSERT INTO events (id, account_id, event_type, data, dispatched_at)
+    SELECT i.event_id, i.account_id, 'new_contact', i.data, clock_timestamp() FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted
+    RETURNING id, account_id, event_type, created_at),
+  ${fanOutOf('fired', '$9')}
+  -- One row per input row, repeated for each delivery of a new contact's event.
+  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action,
+    q.id AS delivery_id, i.account_id, h.target_url, h.max_per_second, q.queued_at
+  FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN queued q ON q.event_id = i.event_id LEFT JOIN hooks h ON h.id = q.hook_id
   UNION ALL
   SELECT i.n::int, c.id,
     CASE WHEN (i.name IS NOT NULL OR i.email IS NOT NULL)
           AND (i.name IS NULL OR 'name' = ANY(c.owner_fields)) AND (i.email IS NULL OR 'email' = ANY(c.owner_fields))
-      THEN 'skipped' ELSE 'updated' END
+      THEN 'skipped' ELSE 'updated' END,
+    NULL, i.account_id, NULL, NULL, NULL
   FROM input i JOIN contacts c ON c.account_id = i.account_id AND c.phone = i.phone
   WHERE NOT EXISTS (SELECT 1 FROM upserted u WHERE u.account_id = i.account_id AND u.phone = i.phone)`;
 
@@ -68,12 +74,13 @@ export function contactQueries(db: Database) {
   return {
     /**
      * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
-     * returns each entry's result in order. Distinct contacts share one statement (so one round
+     * returns each entry's result in order, and the event's deliveries: the caller's to hand to a
+     * worker within `leaseMs`, after which the relay takes them. Distinct contacts share one statement (so one round
      * trip and one commit); a contact named twice is upserted again by the next statement, in
      * the order given. Concurrent upserts of a new phone meet on the unique (account_id, phone):
      * one inserts, the others update.
      */
-    async upsert(entries: ContactToUpsert[]): Promise<UpsertResult[]> {
+    async upsert(entries: ContactToUpsert[], leaseMs: number): Promise<{ results: UpsertResult[]; deliveries: QueuedDelivery[] }> {
       const rows = entries.map(({ accountId, input, source }) => {
         const id = randomUUID();
         const { name = null, email = null } = input.fields;
@@ -81,6 +88,7 @@ export function contactQueries(db: Database) {
         return { id, accountId, phone: input.phone, name, email, source, eventId: randomUUID(), data };
       });
       const results: UpsertResult[] = [];
+      const deliveries: QueuedDelivery[] = [];
       let waiting = rows.map((_, index) => index);
       while (waiting.length > 0) {
         const contacts = new Set<string>();
@@ -93,7 +101,8 @@ export function contactQueries(db: Database) {
         }
         const batch = now.map((index) => rows[index]!);
         const column = <T>(read: (row: (typeof rows)[number]) => T) => batch.map(read);
-        const answered = await db.query<{ n: number; id: string; action: UpsertResult['action'] }>(UPSERT_DISTINCT, [
+        type Answer = { n: number; id: string; action: UpsertResult['action'] } & (QueuedDelivery | { delivery_id: null });
+        const answered = await db.query<Answer>(UPSERT_DISTINCT, [
           column((row) => row.id),
           column((row) => row.accountId),
           column((row) => row.phone),
@@ -102,7 +111,13 @@ export function contactQueries(db: Database) {
           column((row) => row.source),
           column((row) => row.eventId),
           column((row) => row.data),
+          leaseMs,
         ]);
+        for (const answer of answered.rows) {
+          if (answer.delivery_id === null) continue;
+          const { delivery_id, account_id, target_url, max_per_second, queued_at } = answer;
+          deliveries.push({ delivery_id, account_id, target_url, max_per_second, queued_at });
+        }
         for (const { n, id, action } of answered.rows) {
           const index = now[n - 1]!;
           results[index] =
@@ -116,7 +131,7 @@ export function contactQueries(db: Database) {
         // snapshot; the next statement sees it.
         waiting = [...now.filter((index) => !results[index]), ...later].sort((a, b) => a - b);
       }
-      return results;
+      return { results, deliveries };
     },
 
     async findIdByPhone(accountId: string, phone: string) {

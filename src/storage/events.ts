@@ -13,6 +13,54 @@ export interface StoredEvent {
 /** A look back further than any event this service keeps (about 32 years): the whole outbox. */
 const THE_WHOLE_OUTBOX_MS = 1e12;
 
+/**
+ * The fan-out rule, as CTEs to follow one that names the events being dispatched (`picked`:
+ * id, account_id, event_type, created_at): one `queued` delivery for each subscription an event
+ * goes to (its account's and type's, live, of a live key, existing when it fired; a disabled one
+ * counts the event as skipped instead), each the dispatcher's to send until `leaseMs` (the SQL
+ * parameter named) from now; past that, the relay hands it to a worker
+ * (src/workers/outboxRelay.ts). Fan-out from the outbox and the web's own statements that fire
+ * events (calls, new contacts) share it, so an event goes to the same subscriptions whichever
+ * dispatched it.
+ */
+export const fanOutOf = (picked: string, leaseMs: string) => `
+  -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
+  -- so however the planner sizes the tables, it cannot become a hash join over every hook.
+  targets AS (
+    SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state FROM ${picked} p
+    CROSS JOIN LATERAL (
+      SELECT h.id, h.state FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+      WHERE h.account_id = p.account_id AND h.event_type = p.event_type
+        AND h.deleted_at IS NULL AND h.created_at <= p.created_at
+      OFFSET 0) h),
+  queued AS (
+    -- queued_at is the event's time: its day partition, and the time in the delivery's id.
+    INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
+    SELECT ${deliveryIdAt('created_at')}, event_id, hook_id, account_id, 'queued', created_at,
+      clock_timestamp() + make_interval(secs => ${leaseMs} / 1000.0)
+    FROM targets WHERE state = 'active'
+    ON CONFLICT (event_id, hook_id, queued_at) DO NOTHING
+    RETURNING id, event_id, hook_id, queued_at),
+  -- A disabled hook gets no delivery: its events are counted on it instead. Locked in one
+  -- order, so concurrent fan-outs wait for each other rather than deadlock.
+  skipping AS (
+    SELECT hook_id, count(*) AS events FROM targets WHERE state = 'disabled' GROUP BY hook_id),
+  locked AS (SELECT id FROM hooks WHERE id IN (SELECT hook_id FROM skipping) ORDER BY id FOR NO KEY UPDATE),
+  skipped AS (
+    UPDATE hooks h SET skipped = h.skipped + s.events FROM skipping s, locked l WHERE h.id = s.hook_id AND l.id = s.hook_id)`;
+
+/** A fan-out's answer: one row per delivery, and one (without a delivery) per event that has none, in the events' order. */
+export const fannedOutRows = (picked: string) => `
+  SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
+  FROM ${picked} p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id
+  ORDER BY p.created_at, p.id, h.created_at`;
+
+export type FannedOutRow = (QueuedDelivery | { delivery_id: null }) & { event_id: string };
+
+/** The deliveries of a fan-out's answer. */
+export const queuedDeliveriesOf = (rows: FannedOutRow[]) =>
+  rows.filter((row): row is QueuedDelivery & { event_id: string } => row.delivery_id !== null);
+
 export function eventQueries(db: Sql) {
   return {
     /** Recent events of an account, newest first: sample data for automation platforms. */
@@ -26,14 +74,11 @@ export function eventQueries(db: Sql) {
     },
 
     /**
-     * Fans out the oldest events not yet fanned out, up to `limit` of them, each once: marks them
-     * dispatched and creates one `queued` delivery for each subscription an event goes to (its
-     * account's and type's, live, of a live key, existing when it fired; a disabled one counts
-     * the event as skipped instead), in one statement, so
-     * atomically and with one commit for the whole batch. Events another process is fanning out
-     * are skipped. Each delivery is the caller's to send until `leaseMs` from now; past that, the
-     * relay hands it to a worker (src/workers/outboxRelay.ts). Returns how many events it took,
-     * and their deliveries in the events' order.
+     * Fans out the oldest events not yet fanned out (an older web process's, which left them in
+     * the outbox), up to `limit` of them, each once: marks them dispatched and applies the fan-out
+     * rule (`fanOutOf`, each delivery the caller's for `leaseMs`) in one statement, so atomically
+     * and with one commit for the whole batch. Events another process is fanning out are skipped.
+     * Returns how many events it took, and their deliveries in the events' order.
      *
      * `lookBackMs` takes only events fired that recently (in the database's clock). The index of
      * events not yet fanned out keeps an entry for every one fanned out since the last vacuum,
@@ -41,44 +86,17 @@ export function eventQueries(db: Sql) {
      * past them.
      */
     async fanOut(limit: number, leaseMs: number, lookBackMs = THE_WHOLE_OUTBOX_MS): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
-      const { rows } = await db.query<(QueuedDelivery | { delivery_id: null }) & { event_id: string }>(
+      const { rows } = await db.query<FannedOutRow>(
         `WITH picked AS (
            SELECT id, account_id, event_type, created_at FROM events
            WHERE dispatched_at IS NULL AND created_at >= now() - make_interval(secs => $3 / 1000.0)
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
          marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
-         -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
-         -- so however the planner sizes the tables, it cannot become a hash join over every hook.
-         targets AS (
-           SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state FROM picked p
-           CROSS JOIN LATERAL (
-             SELECT h.id, h.state FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
-             WHERE h.account_id = p.account_id AND h.event_type = p.event_type
-               AND h.deleted_at IS NULL AND h.created_at <= p.created_at
-             OFFSET 0) h),
-         queued AS (
-           -- queued_at is the event's time: its day partition, and the time in the delivery's id.
-           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
-           SELECT ${deliveryIdAt('created_at')}, event_id, hook_id, account_id, 'queued', created_at,
-             clock_timestamp() + make_interval(secs => $2 / 1000.0)
-           FROM targets WHERE state = 'active'
-           ON CONFLICT (event_id, hook_id, queued_at) DO NOTHING
-           RETURNING id, event_id, hook_id, queued_at),
-         -- A disabled hook gets no delivery: its events are counted on it instead. Locked in one
-         -- order, so concurrent fan-outs wait for each other rather than deadlock.
-         skipping AS (
-           SELECT hook_id, count(*) AS events FROM targets WHERE state = 'disabled' GROUP BY hook_id),
-         locked AS (SELECT id FROM hooks WHERE id IN (SELECT hook_id FROM skipping) ORDER BY id FOR NO KEY UPDATE),
-         skipped AS (
-           UPDATE hooks h SET skipped = h.skipped + s.events FROM skipping s, locked l WHERE h.id = s.hook_id AND l.id = s.hook_id)
-         -- One row per delivery, and one (without a delivery) per event that has none.
-         SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
-         FROM picked p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id
-         ORDER BY p.created_at, p.id, h.created_at`,
+         ${fanOutOf('picked', '$2')}
+         ${fannedOutRows('picked')}`,
         [limit, leaseMs, lookBackMs],
       );
-      const deliveries = rows.filter((row): row is QueuedDelivery & { event_id: string } => row.delivery_id !== null);
-      return { events: new Set(rows.map((row) => row.event_id)).size, deliveries };
+      return { events: new Set(rows.map((row) => row.event_id)).size, deliveries: queuedDeliveriesOf(rows) };
     },
 
     /** The outbox: how many events wait to be fanned out, and for how long the oldest has. */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createClaimLead, heldToDepartureTimes, LATE_DEPARTURE_MS, startOffsetMs, tellsStart, type GrantedDeparture } from '../domain/pacing.js';
 import { isThrottled, retryAfterMs } from '../domain/throttling.js';
 import { createTurnCounter } from '../domain/turns.js';
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
@@ -47,8 +48,6 @@ const NEAR_WAIT_MS = 1_000;
  * backlog of hours then holds no memory, and never fills the local queue against other accounts.
  */
 const LONGEST_WAIT_IN_PROCESS_MS = 60_000;
-/** A delivery not sent this long after its time is overdue: the relay takes it. */
-export const RELAY_GRACE_MS = 5_000;
 
 /**
  * A departure the gate granted: when (epoch ms), how soon it may leave once claimed, the soonest

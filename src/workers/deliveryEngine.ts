@@ -3,7 +3,7 @@ import { hookDisableRule, type Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DelayQueue } from '../queue/jobQueue.js';
 import { createLocalQueue } from '../queue/localQueue.js';
-import { createLocalNewEvents } from '../queue/newEvents.js';
+import { createLocalHandoff } from '../queue/handoff.js';
 import { listenCertificateFingerprints } from '../storage/listenCertificates.js';
 import type { Store } from '../storage/store.js';
 import { createDeliverer } from './deliver.js';
@@ -58,6 +58,8 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
   return {
     deliveries,
     wakeFanOut: fanOut.wake,
+    /** Where handed deliveries go (src/queue/handoff.ts), and how many fit now. */
+    handed: { room: fanOut.room, take: fanOut.take },
     /** Takes no new work, lets the POSTs in flight finish and their outcomes commit. */
     async stop() {
       await Promise.all([fanOut.stop(), relay.stop()]);
@@ -71,11 +73,11 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
 
 /**
  * The embedded mode's engine, inside the web process: an in-process pacer, and deliveries that
- * wait on timers here. Returns the signal the services ring when they commit events.
+ * wait on timers here. Returns the handoff the services give committed deliveries to.
  */
 export function startEmbeddedEngine(deps: EngineDeps) {
   const engine = startEngine(deps, createLocalPacer(deps.config.DELIVERY_BUDGET_PER_HOST), undefined);
-  const newEvents = createLocalNewEvents();
-  newEvents.listen(engine.wakeFanOut);
-  return { newEvents, stop: engine.stop };
+  const handoff = createLocalHandoff();
+  handoff.listen(engine.handed.take);
+  return { handoff, stop: engine.stop };
 }

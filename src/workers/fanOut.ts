@@ -2,8 +2,9 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createTurnCounter } from '../domain/turns.js';
 import type { LocalQueue } from '../queue/localQueue.js';
+import type { QueuedDelivery } from '../storage/events.js';
 import type { Store } from '../storage/store.js';
-import { RELAY_GRACE_MS } from './deliver.js';
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { deliveryJobOf, type DeliveryJob } from './jobs.js';
 
 /** Events per fan-out statement: one commit for all of them and their deliveries. */
@@ -25,11 +26,13 @@ type Look = 'recent' | 'whole';
 /**
  * Fan-out: takes events from the outbox (the `events` table) in batches, each batch one
  * statement that marks them dispatched and creates their deliveries, and puts the deliveries in
- * this process's local queue, each in its turn among its account's. It runs when a producer
- * rings (`wake`), and every second. It takes only what the local queue has room for (`room` and
- * `readyLimit`), so a burst stays in the outbox, shared by every worker, rather than in one
- * worker's memory. Deliveries this process dies holding are overdue after RELAY_GRACE_MS, and
- * the relay hands them to a worker.
+ * this process's local queue, each in its turn among its account's (`take`). The web process
+ * fans out the events it records in the statement that records them, and hands their deliveries
+ * to `take` (src/queue/handoff.ts); what this takes from the outbox is what an older web process
+ * left there, ringing (`wake`) instead. It runs every second, and when rung. It takes only what
+ * the local queue has room for (`room` and `readyLimit`), so a burst stays in the outbox (or the
+ * handoff), shared by every worker, rather than in one worker's memory. Deliveries this process
+ * dies holding are overdue after RELAY_GRACE_MS, and the relay hands them to a worker.
  *
  * The poll looks at the whole outbox; a ring's pass only at what fired since the poll last found
  * it caught up (with LOOK_BACK_MARGIN_MS), so a ring's statement does not step over every event
@@ -44,7 +47,19 @@ export function startFanOut(store: Store, deliveries: LocalQueue<DeliveryJob>, o
   /** When (performance.now()) a whole look last began that left nothing in the outbox to take. */
   let caughtUpAt: number | undefined;
 
-  const full = () => deliveries.room() === 0 || deliveries.counts().ready >= options.readyLimit;
+  /** How many more deliveries the local queue takes now. */
+  const room = () => Math.max(0, Math.min(deliveries.room(), options.readyLimit - deliveries.counts().ready));
+  const full = () => room() === 0;
+  /**
+   * Puts deliveries in the local queue, each in its turn among its account's, as many as it holds
+   * (EMBEDDED_QUEUE_CAPACITY): the rest are committed, and the relay sends them once their lease
+   * ends. Only the embedded process is handed more than that (a worker pops no more than `room`).
+   */
+  const take = (queued: QueuedDelivery[]) => {
+    const now = Date.now();
+    const fits = queued.slice(0, deliveries.room());
+    deliveries.add(fits.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row), priority: turnOf(row.account_id, now, now) })));
+  };
 
   async function pass(look: Look) {
     while (!stopped) {
@@ -55,8 +70,7 @@ export function startFanOut(store: Store, deliveries: LocalQueue<DeliveryJob>, o
       const startedAt = performance.now();
       const lookBackMs = look === 'recent' && caughtUpAt !== undefined ? startedAt - caughtUpAt + LOOK_BACK_MARGIN_MS : undefined;
       const taken = await store.events.fanOut(EVENTS_PER_BATCH, RELAY_GRACE_MS, lookBackMs);
-      const now = Date.now();
-      deliveries.add(taken.deliveries.map((row) => ({ id: row.delivery_id, data: deliveryJobOf(row), priority: turnOf(row.account_id, now, now) })));
+      take(taken.deliveries);
       if (taken.events < EVENTS_PER_BATCH) {
         if (lookBackMs === undefined) caughtUpAt = startedAt;
         return;
@@ -84,6 +98,8 @@ export function startFanOut(store: Store, deliveries: LocalQueue<DeliveryJob>, o
   return {
     /** New events are in the outbox: look now. */
     wake: () => wake('recent'),
+    room,
+    take,
     async stop() {
       stopped = true;
       clearInterval(poll);

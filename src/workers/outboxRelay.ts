@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { LocalQueue } from '../queue/localQueue.js';
 import type { Store } from '../storage/store.js';
-import { RELAY_GRACE_MS } from './deliver.js';
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { deliveryJobOf, type DeliveryJob } from './jobs.js';
 
 /** How often overdue deliveries are looked for. */

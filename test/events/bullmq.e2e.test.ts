@@ -3,6 +3,7 @@ import { INTERNAL_TOKEN } from '../support/app.js';
 import { startStack } from '../support/stack.js';
 import { freePort, sleep, startProcess, waitUntil } from '../support/processes.js';
 import { describeEachRedisShape } from '../support/redisShapes.js';
+import { handoffKeyOf } from '../../src/queue/redisHandoff.js';
 
 /**
  * The production shape: a web process that only produces, separate worker processes, Redis and
@@ -34,13 +35,37 @@ describeEachRedisShape('delivery through BullMQ with separate workers, Redis %s'
     for (const id of hooks) await stack.api('DELETE', `/hooks/${id}`);
   });
 
-  it('sends nothing to a subscription deleted while its event waits in the queue', async () => {
+  it('commits each event fanned out with its cause, and hands its deliveries to a worker on Redis', async () => {
+    const id = await stack.subscribe('/handed');
+    for (const worker of stack.workers.splice(0)) await worker.stop('SIGTERM');
+    await stack.newContacts(3);
+    // No worker runs, yet nothing waits in the outbox: the upserts' statements queued the deliveries.
+    expect((await stack.sql('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL'))[0].n).toBe(0);
+    const queued = await stack.sql(`SELECT d.id::text FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.target_url LIKE '%/handed' AND d.status = 'queued'`);
+    expect(queued).toHaveLength(3);
+    const redis = stack.redis!.client();
+    try {
+      const handed = (await redis.lrange(handoffKeyOf(stack.redis!.prefix), 0, -1)).map((entry) => JSON.parse(entry).delivery_id);
+      expect(new Set(handed)).toStrictEqual(new Set(queued.map((row) => row.id)));
+      stack.startWorker();
+      await waitUntil(() => stack.received('/handed').length === 3, 10_000);
+      expect(await redis.llen(handoffKeyOf(stack.redis!.prefix))).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+    await sleep(500);
+    expect([...stack.countsPerDelivery('/handed').values()]).toStrictEqual([1, 1, 1]);
+    await stack.api('DELETE', `/hooks/${id}`);
+  });
+
+  it('sends nothing to a subscription deleted while its deliveries wait for a worker', async () => {
     const id = await stack.subscribe('/unsubscribed');
     for (const worker of stack.workers.splice(0)) await worker.stop('SIGTERM');
     await stack.newContacts(3);
     expect((await stack.api('DELETE', `/hooks/${id}`)).body).toStrictEqual({ ok: true });
     stack.startWorker();
-    await waitUntil(async () => (await stack.sql('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL'))[0].n === 0, 10_000);
+    // The worker finds them unclaimable and drops them.
+    await waitUntil(async () => (await stack.sql('SELECT count(*)::int AS n FROM deliveries WHERE hook_id = $1', [id]))[0].n === 0, 10_000);
     await sleep(500);
     expect(stack.received('/unsubscribed')).toHaveLength(0);
   });
@@ -124,9 +149,11 @@ describeEachRedisShape('operator surfaces with Redis %s', (shape) => {
 
   it('reports readiness of storage and Redis, and queue depth in /metrics', async () => {
     expect(await (await fetch(`${stack.web.url}/readyz`)).json()).toStrictEqual({ ok: true, storage: 'ok', queue: 'ok' });
-    await stack.newContacts(2); // no workers: the jobs wait
-    const metrics = await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
-    expect(await metrics.text()).toMatch(/event_queue_depth 2/);
+    await stack.subscribe('/depth');
+    await stack.newContacts(2); // no workers: their deliveries wait, handed over, and nothing waits in the outbox
+    const metrics = await (await fetch(`${stack.web.url}/metrics`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).text();
+    expect(metrics).toMatch(/^webhook_handoff_waiting 2$/m);
+    expect(metrics).toMatch(/^event_queue_depth 0$/m);
   });
 
   it('counts every worker listening for new events, on whichever node each subscribed', async () => {

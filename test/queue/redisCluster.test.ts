@@ -3,9 +3,11 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterNamespace } from '../../kit/redis.js';
 import { startRedisCluster, type RedisCluster } from '../../kit/redisCluster.js';
+import { RELAY_GRACE_MS } from '../../src/domain/delivery.js';
 import { JITTER_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { createBullProducer, startBullWorker } from '../../src/queue/bullmq.js';
-import { createRedisNewEvents, listenForNewEvents } from '../../src/queue/redisNewEvents.js';
+import { createRedisHandoff, listenForNewEvents, receiveHandoffs } from '../../src/queue/redisHandoff.js';
+import type { QueuedDelivery } from '../../src/storage/events.js';
 import { createRedisPacer, pacerKeys } from '../../src/workers/redisPacer.js';
 import type { GateAnswer } from '../../src/workers/pacer.js';
 import { waitUntil } from '../support/processes.js';
@@ -20,7 +22,7 @@ const placeOf = (answer: GateAnswer) => (answer.kind === 'too_late' ? Number.NaN
 /**
  * The transport on a real 3-master Redis Cluster, in this process: every script's keys in one
  * slot (no CROSSSLOT, no undeclared key), the pace shared by clients exactly as on one server,
- * the new-events ring counted over every node, and QUEUE_PREFIX keeping two deployments apart.
+ * deliveries handed to the workers of one deployment, the workers counted over every node, and QUEUE_PREFIX keeping two deployments apart.
  * The processes on a cluster are in the delivery, pacing, fairness and fault suites.
  */
 describe.runIf(withRedisCluster)('Redis Cluster', () => {
@@ -97,29 +99,34 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
     }
   });
 
-  it('rings every worker subscribed on any node, and counts them all', async () => {
+  it("hands each delivery to one of its own deployment's workers, and counts the workers subscribed on every node", async () => {
     const [a, b] = deployments();
-    const web = createRedisNewEvents(a, log);
-    const rings = [0, 0, 0, 0];
-    const listeners = [0, 1, 2].map((i) => listenForNewEvents(a, () => rings[i]!++, log));
-    // Another deployment's worker is on the cluster too: it is not one of ours, and hears nothing of ours.
-    const stranger = listenForNewEvents(b, () => rings[3]!++, log);
+    const web = createRedisHandoff(a, RELAY_GRACE_MS, log);
+    const taken: QueuedDelivery[][] = [[], [], [], []];
+    const taker = (i: number) => ({ room: () => 100, take: (rows: QueuedDelivery[]) => void taken[i]!.push(...rows) });
+    const receivers = [0, 1, 2].map((i) => receiveHandoffs(a, taker(i), log));
+    const listeners = [0, 1, 2].map(() => listenForNewEvents(a, () => {}, log));
+    // Another deployment's worker is on the cluster too: it is not one of ours, and takes nothing of ours.
+    const stranger = receiveHandoffs(b, taker(3), log);
+    const strangerListening = listenForNewEvents(b, () => {}, log);
     try {
       await waitUntil(async () => (await web.listening()) === 3, 10_000);
-      web.notify();
-      await waitUntil(() => rings.slice(0, 3).every((count) => count >= 1), 10_000);
-      expect(rings[3]).toBe(0);
+      const handed = Array.from({ length: 300 }, (_, i) => ({ delivery_id: `d-${i}`, account_id: 'acct', target_url: 'https://hooks.example.com/receive', max_per_second: null, queued_at: new Date() }));
+      for (let i = 0; i < handed.length; i += 30) web.handOff(handed.slice(i, i + 30));
+      await waitUntil(() => taken.slice(0, 3).flat().length === handed.length, 10_000);
+      expect(new Set(taken.slice(0, 3).flat().map((row) => row.delivery_id)).size).toBe(handed.length);
+      expect(taken[3]).toStrictEqual([]);
       await listeners.pop()!.close();
       await waitUntil(async () => (await web.listening()) === 2, 10_000);
     } finally {
-      await Promise.all([...listeners, stranger, web].map((each) => each.close()));
+      await Promise.all([...receivers, ...listeners, stranger, strangerListening, web].map((each) => each.close()));
     }
   });
 
   // Last: it takes the cluster away.
   it('gives no count of listening workers while the cluster is away, rather than none', async () => {
     const [a] = deployments();
-    const web = createRedisNewEvents(a, log);
+    const web = createRedisHandoff(a, RELAY_GRACE_MS, log);
     try {
       expect(await web.listening()).toBe(0);
       await cluster.kill();

@@ -7,7 +7,7 @@ import type { Database } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
 import { issueKey } from '../support/app.js';
-import { engines, useTestStore, upsertContact } from '../support/databases.js';
+import { engines, useTestStore, newContactDeliveries } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 /** Outcome writes keep hook health; the rule here never disables. */
@@ -35,11 +35,8 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1${phone++}`, fields: {} }, 'crm');
-    const ids: string[] = [];
-    for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) {
-      ids.push(...taken.deliveries.filter((row) => row.account_id === accountId).map((row) => row.delivery_id));
-    }
+    const phones = Array.from({ length: count }, () => `+1${phone++}`);
+    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((row) => row.delivery_id);
     return { deliveryIds: ids, hookId: created.hook.id, keyId: key.id };
   }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/storage/store.js';
 import { issueKey } from '../support/app.js';
-import { openTestStore, withPostgres, type TestStore, upsertContact } from '../support/databases.js';
+import { openTestStore, withPostgres, type TestStore, newContactDeliveries } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 import { waitUntil } from '../../kit/waiting.js';
 
@@ -47,8 +47,7 @@ describe.runIf(withPostgres)('batch writes of deliveries on postgres', () => {
       );
       if (created.outcome !== 'created') throw new Error(created.outcome);
     }
-    await upsertContact(store, accountId, { phone: `+1415${Math.floor(1e6 + Math.random() * 8e6)}`, fields: {} }, 'crm');
-    while ((await store.events.fanOut(100, 60_000)).events > 0);
+    await newContactDeliveries(store, accountId, [`+1415${Math.floor(1e6 + Math.random() * 8e6)}`]);
     const { rows } = await opened.db.query<{ id: string }>(
       `SELECT d.id::text FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.account_id = $1 ORDER BY d.ctid`,
       [accountId],

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { storedHook } from '../support/app.js';
-import { engines, useTestStore, upsertContact } from '../support/databases.js';
+import { engines, useTestStore, newContactDeliveries } from '../support/databases.js';
 
 const MINUTE = 60_000;
 
@@ -18,8 +18,7 @@ describe.each(engines())('the oldest due delivery on %s', (engine) => {
     await storedHook(t.store, accountId);
     expect(await t.store.deliveries.oldestDueSeconds()).toBe(0);
 
-    for (const phone of ['+14153000001', '+14153000002', '+14153000003']) await upsertContact(t.store, accountId, { phone, fields: {} }, 'crm');
-    const { deliveries } = await t.store.events.fanOut(10, 10 * MINUTE);
+    const deliveries = await newContactDeliveries(t.store, accountId, ['+14153000001', '+14153000002', '+14153000003'], 10 * MINUTE);
     expect(deliveries).toHaveLength(3);
     const [late, later, waiting] = deliveries.map((delivery) => delivery.delivery_id);
     // Fanned out and still within their lease: the process that queued them is sending them.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AUTOVACUUM_THRESHOLDS } from '../../src/storage/vacuum.js';
 import { runMaintenancePass, type MaintenanceSettings } from '../../src/workers/maintenance.js';
 import { issueKey, storedHook } from '../support/app.js';
-import { upsertContact, useTestStore } from '../support/databases.js';
+import { upsertContact, newContactDeliveries, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 const DAY = 86_400_000;
@@ -43,9 +43,8 @@ describe('vacuum on PGlite', () => {
     for (let i = 0; i < HOOKS; i++) {
       await t.store.hooks.create({ keyId: key.id, accountId }, { eventType: 'new_contact', targetUrl: `https://hooks.example.com/${i}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' }, HOOKS);
     }
-    for (let i = 0; i < CONTACTS; i++) await upsertContact(t.store, accountId, { phone: `+1415555${String(1000 + i)}`, fields: {} }, 'crm');
-    const ids: string[] = [];
-    for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) ids.push(...taken.deliveries.map((row) => row.delivery_id));
+    const phones = Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(1000 + i)}`);
+    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((row) => row.delivery_id);
     expect(ids).toHaveLength(HOOKS * CONTACTS);
     // A claim and an outcome for each: two dead rows per delivery.
     await t.store.urgentDeliveries.claim(ids, randomUUID());
@@ -83,8 +82,7 @@ describe('vacuum on PGlite', () => {
   it('lets a claim made during the pass go between two VACUUMs, not after the last', async () => {
     const accountId = newAccount();
     await storedHook(t.store, accountId);
-    await upsertContact(t.store, accountId, { phone: '+14155551000', fields: {} }, 'crm');
-    const [delivery] = (await t.store.events.fanOut(100, 60_000)).deliveries;
+    const [delivery] = await newContactDeliveries(t.store, accountId, ['+14155551000']);
     const start = await dbNow();
     const vacuumedSince = async (at: Date) => (await lastVacuums()).filter((table) => table.last_vacuum && table.last_vacuum > at).length;
 

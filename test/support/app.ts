@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { NewEventsSignal } from '../../src/queue/newEvents.js';
+import type { DeliveryHandoff } from '../../src/queue/handoff.js';
 import { createServices } from '../../src/services/index.js';
+import type { QueuedDelivery } from '../../src/storage/events.js';
 import type { Store } from '../../src/storage/store.js';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
@@ -14,26 +15,26 @@ export const testConfig = (env: Record<string, string> = {}): Config =>
 
 const silentLog = pino({ level: 'silent' });
 
-/** The use cases over a store (and a new-events signal, if any), as a process builds them. */
-export const testServices = (store: Store, newEvents?: NewEventsSignal, config: Config = testConfig()) =>
-  createServices({ store, newEvents, config, log: silentLog });
+/** The use cases over a store (and a delivery handoff, if any), as a process builds them. */
+export const testServices = (store: Store, handoff?: DeliveryHandoff, config: Config = testConfig()) =>
+  createServices({ store, handoff, config, log: silentLog });
 
-/** A new-events signal that counts its rings. */
-export function countingNewEvents() {
-  const rings = { count: 0 };
-  const signal: NewEventsSignal = { notify: () => void rings.count++, ping: async () => {}, close: async () => {} };
-  return { signal, rings };
+/** A delivery handoff that keeps what it is handed. */
+export function collectingHandoff() {
+  const handed: QueuedDelivery[] = [];
+  const handoff: DeliveryHandoff = { handOff: (deliveries) => void handed.push(...deliveries), ping: async () => {}, close: async () => {} };
+  return { handoff, handed };
 }
 
 /**
- * An app on a real store, with a new-events signal that only counts rings: API suites check that
- * committed events are announced; delivery itself is exercised end to end elsewhere.
+ * An app on a real store, with a handoff that only keeps the deliveries it is handed: API suites
+ * check what committed events hand over; delivery itself is exercised end to end elsewhere.
  */
 export async function buildTestApp(store: Store, env: Record<string, string> = {}) {
-  const { signal, rings } = countingNewEvents();
+  const { handoff, handed } = collectingHandoff();
   const config = testConfig(env);
-  const app: FastifyInstance = await buildApp({ config, services: testServices(store, signal, config) });
-  return { app, rings };
+  const app: FastifyInstance = await buildApp({ config, services: testServices(store, handoff, config) });
+  return { app, handed };
 }
 
 /** Issues a key for an account through the same use case the internal API and CLI run. */

@@ -6,6 +6,8 @@ import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 import type { ValidContact } from '../../src/domain/contact.js';
+import type { QueuedDelivery } from '../../src/storage/events.js';
+import { RELAY_GRACE_MS } from '../../src/domain/delivery.js';
 
 /** Tests read what they need from the store itself; its own warnings would only be noise. */
 export const silentLog = pino({ level: 'silent' });
@@ -94,6 +96,17 @@ export function useTestStore(engine: Engine): Pick<TestStore, 'store' | 'db'> {
 
 /** One upsert straight through storage, as a batch of one. */
 export async function upsertContact(store: Store, accountId: string, input: ValidContact, source: string) {
-  const [result] = await store.contacts.upsert([{ accountId, input, source }]);
-  return result!;
+  const { results } = await store.contacts.upsert([{ accountId, input, source }], RELAY_GRACE_MS);
+  return results[0]!;
+}
+
+/**
+ * New contacts of the account, one upsert each, straight through storage: the deliveries their
+ * `new_contact` events were fanned out to by the upserts' statements, in order. Each is leased to
+ * the caller for `leaseMs`, a minute unless said: no relay takes one during a test.
+ */
+export async function newContactDeliveries(store: Store, accountId: string, phones: string[], leaseMs = 60_000): Promise<QueuedDelivery[]> {
+  const deliveries: QueuedDelivery[] = [];
+  for (const phone of phones) deliveries.push(...(await store.contacts.upsert([{ accountId, input: { phone, fields: {} }, source: 'crm' }], leaseMs)).deliveries);
+  return deliveries;
 }

@@ -11,7 +11,7 @@ import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { waitUntil } from '../../kit/waiting.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
 import { issueKey } from '../support/app.js';
-import { useTestStore, withPostgres, upsertContact } from '../support/databases.js';
+import { useTestStore, withPostgres, newContactDeliveries } from '../support/databases.js';
 import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
@@ -77,9 +77,8 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1415555${String(phone++)}`, fields: {} }, 'crm');
-    const { deliveries } = await t.store.events.fanOut(100, 60_000);
-    const jobs = deliveries.filter((delivery) => delivery.account_id === accountId).map(deliveryJobOf);
+    const phones = Array.from({ length: count }, () => `+1415555${String(phone++)}`);
+    const jobs = (await newContactDeliveries(t.store, accountId, phones)).map(deliveryJobOf);
     const metrics = createMetrics();
     const deliverer = createDeliverer({
       store: t.store,

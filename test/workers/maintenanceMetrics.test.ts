@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { startMaintenance } from '../../src/workers/maintenance.js';
 import { storedHook } from '../support/app.js';
-import { engines, useTestStore, upsertContact } from '../support/databases.js';
+import { engines, useTestStore, newContactDeliveries } from '../support/databases.js';
 import { waitUntil } from '../support/processes.js';
 
 const unknownCount = async (metrics: ReturnType<typeof createMetrics>) =>
@@ -20,8 +20,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
   it('counts each stuck claim it declares unknown as a delivery ending unknown', async () => {
     const accountId = 'maintenance-metrics';
     await storedHook(t.store, accountId);
-    for (const phone of ['+14153100001', '+14153100002', '+14153100003']) await upsertContact(t.store, accountId, { phone, fields: {} }, 'crm');
-    const { deliveries } = await t.store.events.fanOut(10, 60_000);
+    const deliveries = await newContactDeliveries(t.store, accountId, ['+14153100001', '+14153100002', '+14153100003']);
     const [stuck, alsoStuck, inFlight] = deliveries.map((delivery) => delivery.delivery_id);
     for (const id of [stuck, alsoStuck, inFlight]) expect(await t.store.deliveries.claim([id!], randomUUID())).toHaveLength(1);
     // Two claims made long ago (their workers died mid-POST), one just now.

@@ -7,7 +7,7 @@ import { deliveryJobOf } from '../../src/workers/jobs.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
 import { issueKey } from '../support/app.js';
-import { engines, upsertContact, useTestStore } from '../support/databases.js';
+import { engines, newContactDeliveries, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { createTestCertificate } from '../support/tls.js';
@@ -46,9 +46,8 @@ describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (e
       10,
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
-    for (let i = 0; i < count; i++) await upsertContact(t.store, accountId, { phone: `+1415556${String(phone++)}`, fields: {} }, 'crm');
-    const { deliveries } = await t.store.events.fanOut(500, 60_000);
-    return { jobs: deliveries.filter((delivery) => delivery.account_id === accountId).map(deliveryJobOf), hookId: created.hook.id };
+    const phones = Array.from({ length: count }, () => `+1415556${String(phone++)}`);
+    return { jobs: (await newContactDeliveries(t.store, accountId, phones)).map(deliveryJobOf), hookId: created.hook.id };
   }
 
   /** A deliverer as a worker builds it, on a store whose drop statements are counted. */
