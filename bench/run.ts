@@ -8,7 +8,7 @@
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack beside it as its reference,
  * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, upsertsPostgres (BENCH_PG_SIZES=1000 for
- * figure 1 alone), pacedRateEmbedded, pacedRateWorkers, restartTime: the figures that need nothing
+ * figure 1 alone), pacedRateEmbedded, pacedRateWorkers, saturatedTarget, restartTime: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
@@ -79,6 +79,16 @@ async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
   }
 }
 
+/** Figure 8 on a stack of its own. */
+async function saturatedTargetAlone(ctx: BenchContext): Promise<FigureResult> {
+  const paced = await startPacedStack(ctx);
+  try {
+    return await saturatedTarget(ctx, paced);
+  } finally {
+    await paced.stop();
+  }
+}
+
 /** The embedded figure, with figure 2's stack measured just before and after it as its reference. */
 const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
 
@@ -135,6 +145,7 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   upsertsPostgres: upsertsPostgresAlone,
   pacedRateEmbedded,
   pacedRateWorkers: pacedRateWorkersAlone,
+  saturatedTarget: saturatedTargetAlone,
   restartTime,
   partitionGrowth,
 };

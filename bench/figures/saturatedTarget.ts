@@ -8,8 +8,10 @@
  * rate during B's rounds against its rate just before with B idle, goal at least 0.9 too.
  */
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { sleep, waitUntil } from '../../kit/waiting.js';
+import { handoffKeyOf } from '../../src/queue/redisHandoff.js';
 import type { BenchContext } from '../context.js';
 import { endToEndThroughput } from '../measure/deliveries.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
@@ -23,7 +25,10 @@ const count = async (ctx: BenchContext, text: string, params: unknown[]) => Numb
 const queuedFor = (ctx: BenchContext, accountId: string) =>
   count(ctx, `SELECT count(*)::int AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.account_id = $1 AND d.status = 'queued'`, [accountId]);
 
-/** Sends A's backlog and waits until every one of its events is fanned out: its deliveries are queued, waiting their time. */
+/**
+ * Sends A's backlog and waits until the workers have taken every one of its deliveries from the
+ * web's handoff: they are queued, each waiting its time at the gate.
+ */
 async function queueBacklog(ctx: BenchContext, stack: PostgresStack) {
   const pool = new Pool(stack.web.url, { connections: UPSERT_CONNECTIONS });
   try {
@@ -31,11 +36,12 @@ async function queueBacklog(ctx: BenchContext, stack: PostgresStack) {
   } finally {
     await pool.close();
   }
-  await waitUntil(
-    async () => (await count(ctx, 'SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND dispatched_at IS NULL', [A.accountId])) === 0,
-    120_000,
-    "account A's backlog to be fanned out",
-  );
+  const redis = new Redis(ctx.settings.redisUrl);
+  try {
+    await waitUntil(async () => (await redis.llen(handoffKeyOf(ctx.redisPrefix))) === 0, 120_000, "account A's deliveries to be taken by the workers");
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** Account B of one round: its own key and SPREAD_HOOKS hooks (own budget per host), on channel /b<round>. */
