@@ -35,7 +35,7 @@ import { fmt, type BenchResults, type FigureResult } from './results.js';
 import { benchSettings, ENGINE_ENV, PACED_WORKERS, SERVICE_DEFAULTS, UPSERT_CONNECTIONS, UPSERTS_ALONE_LATENCY_RATE } from './settings.js';
 import { createCpuMeter } from './support/cpu.js';
 import { describeEnvironment, waitForQuiet } from './support/environment.js';
-import { startPostgresStack } from './support/stacks.js';
+import { startPostgresStack, type PostgresStack } from './support/stacks.js';
 
 const NOTES = [
   'Figures 3 and 5: latency is receipt at the receiver (its own process) minus the scheduled send time of the ingesting POST, both on CLOCK_MONOTONIC; open-loop pacing, so a slow response never delays the next send.',
@@ -69,25 +69,21 @@ async function engineThroughput(ctx: BenchContext, events: number) {
 const startPacedStack = (ctx: BenchContext) =>
   startPostgresStack(ctx, {}, { web: 'web (PostgreSQL + Redis, default pacing)', worker: 'worker (PostgreSQL + Redis, default pacing)' }, PACED_WORKERS);
 
-/** Figure 7 in the production shape, on a stack of its own. */
-async function pacedRateWorkersAlone(ctx: BenchContext): Promise<FigureResult> {
-  const paced = await startPacedStack(ctx);
-  try {
-    return await pacedRateWorkers(ctx, paced.web.url, PACED_WORKERS);
-  } finally {
-    await paced.stop();
-  }
-}
+/** A figure that runs on the paced stack, on a stack of its own. */
+const onPacedStack =
+  (figure: (ctx: BenchContext, paced: PostgresStack) => Promise<FigureResult>) =>
+  async (ctx: BenchContext): Promise<FigureResult> => {
+    const paced = await startPacedStack(ctx);
+    try {
+      return await figure(ctx, paced);
+    } finally {
+      await paced.stop();
+    }
+  };
 
-/** Figure 8 on a stack of its own. */
-async function saturatedTargetAlone(ctx: BenchContext): Promise<FigureResult> {
-  const paced = await startPacedStack(ctx);
-  try {
-    return await saturatedTarget(ctx, paced);
-  } finally {
-    await paced.stop();
-  }
-}
+/** Figure 7 in the production shape, and figure 8, each on a stack of its own. */
+const pacedRateWorkersAlone = onPacedStack((ctx, paced) => pacedRateWorkers(ctx, paced.web.url, PACED_WORKERS));
+const saturatedTargetAlone = onPacedStack(saturatedTarget);
 
 /** The embedded figure, with figure 2's stack measured just before and after it as its reference. */
 const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
