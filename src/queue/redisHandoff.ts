@@ -28,10 +28,11 @@ interface Listed extends Omit<HandedDelivery, 'queued_at'> {
 /**
  * The web process's side: pushes the deliveries its statements committed onto one list, failing
  * fast when Redis is away (requests never wait on it; the relay sends those deliveries once
- * their lease ends). `waiting` counts those no worker has taken yet. `listening` counts the workers subscribed to the new-events channel
- * (PUBSUB NUMSUB): a worker's subscription ends with its connection, so none listening means no
- * worker is running. A cluster carries a publish to every node, but each node counts only the
- * subscribers connected to it, so the count is the sum over all of them.
+ * their lease ends). `waiting` counts those no worker has taken yet. `listening` counts the
+ * workers subscribed to the new-events channel (PUBSUB NUMSUB): a worker's subscription ends
+ * with its connection, so none listening means no worker is running. A cluster carries a
+ * publish to every node, but each node counts only the subscribers connected to it, so the
+ * count is the sum over all of them.
  */
 export function createRedisHandoff({ target, prefix }: RedisSettings, leaseMs: number, log: Logger): DeliveryHandoff & { listening(): Promise<number>; waiting(): Promise<number> } {
   const redis = connectRedis(target, 'fails-fast');
@@ -114,7 +115,7 @@ export function receiveHandoffs({ target, prefix }: RedisSettings, taker: Handof
   };
 }
 
-/** The handed deliveries still within their lease, as queued deliveries. */
+/** The handed deliveries still within their lease. */
 function leased(entries: string[], log: Pick<Logger, 'info'>): HandedDelivery[] {
   const now = Date.now();
   const taken: HandedDelivery[] = [];

@@ -33,9 +33,10 @@ export interface ContactToUpsert {
  * owner edit racing the upsert always wins: a field sent is written unless the owner holds it; a
  * field not sent (NULL here) is never blanked; when every field sent is owner-held, nothing is
  * written and the upsert is `skipped` (`owner_edited`). A new contact's `new_contact` event is
- * written and fanned out (events.ts, `fanOutOf`) by the same statement. Rows are inserted in (account, phone) order, so two batches
- * that share contacts lock them in the same order and never deadlock. Each input row `n` gets a
- * row back, except one whose contact was committed by another upsert after this statement's
+ * written and fanned out (events.ts, `fanOutOf`) by the same statement. Rows are inserted in
+ * (account, phone) order, so two batches that share contacts lock them in the same order and
+ * never deadlock. Each input row `n` gets a row back (one per delivery of a new contact's
+ * event), except one whose contact was committed by another upsert after this statement's
  * snapshot while nothing here changed it.
  */
 const UPSERT_DISTINCT = `WITH input AS (
@@ -57,7 +58,6 @@ const UPSERT_DISTINCT = `WITH input AS (
     SELECT i.event_id, i.account_id, 'new_contact', i.data, clock_timestamp() FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted
     RETURNING id, account_id, event_type, created_at),
   ${fanOutOf('fired', '$9')}
-  -- One row per input row, repeated for each delivery of a new contact's event.
   SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action,
     q.id AS delivery_id, i.account_id, h.target_url, h.max_per_second, q.queued_at
   FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN queued q ON q.event_id = i.event_id LEFT JOIN hooks h ON h.id = q.hook_id
@@ -75,9 +75,9 @@ export function contactQueries(db: Database) {
     /**
      * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
      * returns each entry's result in order, and the event's deliveries: the caller's to hand to a
-     * worker within `leaseMs`, after which the relay takes them. Distinct contacts share one statement (so one round
-     * trip and one commit); a contact named twice is upserted again by the next statement, in
-     * the order given. Concurrent upserts of a new phone meet on the unique (account_id, phone):
+     * worker within `leaseMs`, after which the relay takes them. Distinct contacts share one
+     * statement (so one round trip and one commit); a contact named twice is upserted again by
+     * the next statement, in the order given. Concurrent upserts of a new phone meet on the unique (account_id, phone):
      * one inserts, the others update.
      */
     async upsert(entries: ContactToUpsert[], leaseMs: number): Promise<{ results: UpsertResult[]; deliveries: QueuedDelivery[] }> {
