@@ -77,8 +77,8 @@ export function contactQueries(db: Database) {
      * returns each entry's result in order, and the event's deliveries: the caller's to hand to a
      * worker within `leaseMs`, after which the relay takes them. Distinct contacts share one
      * statement (so one round trip and one commit); a contact named twice is upserted again by
-     * the next statement, in the order given. Concurrent upserts of a new phone meet on the unique (account_id, phone):
-     * one inserts, the others update.
+     * the next statement, in the order given. Concurrent upserts of a new phone meet on the
+     * unique (account_id, phone): one inserts, the others update.
      */
     async upsert(entries: ContactToUpsert[], leaseMs: number): Promise<{ results: UpsertResult[]; deliveries: QueuedDelivery[] }> {
       const rows = entries.map(({ accountId, input, source }) => {
