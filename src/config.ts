@@ -81,8 +81,13 @@ const configSchema = z.object({
     .transform((list) => list.split(',').map((server) => server.trim()).filter(Boolean))
     .optional(),
   DELIVERY_DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
-  /** Capacity of the in-process queue used when REDIS_URL is unset. */
+  /** Embedded mode: jobs each in-process queue holds at most; the rest wait in the database, and the relay adds them as room comes. */
   EMBEDDED_QUEUE_CAPACITY: z.coerce.number().int().positive().default(10_000),
+  /** How long a completed job stays in Redis for operators (Bull Board), and how many at most per queue. */
+  JOBS_KEEP_COMPLETED: duration.default(3_600_000),
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(10_000),
+  /** How long a failed job stays in Redis for operators to read its reason. */
+  JOBS_KEEP_FAILED: duration.default(7 * 86_400_000),
   /**
    * How long a worker holds a job before BullMQ counts it stalled and hands it to another worker
    * (also the stalled-check interval). Lower it to recover faster from a killed worker.
@@ -160,6 +165,13 @@ export function redisTargetOf(config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_
 }
 
 export class ConfigError extends Error {}
+
+/** How long BullMQ keeps finished jobs. */
+export const keptJobs = (config: Pick<Config, 'JOBS_KEEP_COMPLETED' | 'JOBS_KEEP_COMPLETED_COUNT' | 'JOBS_KEEP_FAILED'>) => ({
+  completedMs: config.JOBS_KEEP_COMPLETED,
+  completedCount: config.JOBS_KEEP_COMPLETED_COUNT,
+  failedMs: config.JOBS_KEEP_FAILED,
+});
 
 /** The auto-disable rule the engine's writes apply. */
 export const hookDisableRule = (config: Pick<Config, 'HOOK_DISABLE_AFTER' | 'HOOK_DISABLE_MIN_FAILURES'>): HookDisableRule => ({

@@ -12,7 +12,7 @@ const nodeWarnings = (service: ServiceProcess) => service.output().split('\n').f
  */
 describe.each(stackModes())('a clean start, %s', (mode) => {
   it('prints no Node warning from the web process (first-party API, docs and Bull Board mounted) or a worker', async () => {
-    const stack = await startStack({ mode, workers: mode === 'bullmq' ? 1 : 0 });
+    const stack = await startStack({ mode, workers: mode === 'workers' ? 1 : 0 });
     try {
       await stack.subscribe('/clean');
       await stack.newContacts(1);

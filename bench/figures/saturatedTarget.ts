@@ -8,10 +8,8 @@
  * rate during B's rounds against its rate just before with B idle, goal at least 0.9 too.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { sleep, waitUntil } from '../../kit/waiting.js';
-import { handoffKeyOf } from '../../src/queue/redisHandoff.js';
 import type { BenchContext } from '../context.js';
 import { endToEndThroughput } from '../measure/deliveries.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
@@ -26,8 +24,8 @@ const queuedFor = (ctx: BenchContext, accountId: string) =>
   count(ctx, `SELECT count(*)::int AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.account_id = $1 AND d.status = 'queued'`, [accountId]);
 
 /**
- * Sends A's backlog and waits until the workers have taken every one of its deliveries from the
- * web's handoff: they are queued, each waiting its time at the gate.
+ * Sends A's backlog and waits until the workers have fanned out every one of its events: its
+ * deliveries are queued, each waiting its time at the gate.
  */
 async function queueBacklog(ctx: BenchContext, stack: PostgresStack) {
   const pool = new Pool(stack.web.url, { connections: UPSERT_CONNECTIONS });
@@ -36,12 +34,7 @@ async function queueBacklog(ctx: BenchContext, stack: PostgresStack) {
   } finally {
     await pool.close();
   }
-  const redis = new Redis(ctx.settings.redisUrl);
-  try {
-    await waitUntil(async () => (await redis.llen(handoffKeyOf(ctx.redisPrefix))) === 0, 120_000, "account A's deliveries to be taken by the workers");
-  } finally {
-    redis.disconnect();
-  }
+  await waitUntil(async () => (await count(ctx, 'SELECT count(*)::int AS n FROM event_outbox', [])) === 0, 120_000, "account A's events to be fanned out by the workers");
 }
 
 /** Account B of one round: its own key and SPREAD_HOOKS hooks (own budget per host), on channel /b<round>. */

@@ -64,7 +64,7 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
           pauseMs: 0,
           open: async () => ({
             upsert: async (phone) => {
-              const { results } = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }], RELAY_GRACE_MS);
+              const results = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }], RELAY_GRACE_MS);
               return results[0]!.action === 'inserted' ? 'inserted' : 'updated';
             },
             close: async () => {},

@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { bullPrefix, connectRedis, type RedisSettings } from '../queue/redisConnection.js';
 
 export interface BullBoardSettings extends RedisSettings {
-  /** The queues shown, by name. */
-  queueNames: readonly string[];
+  /** The queues shown, by name, each with what an operator reads above its jobs. */
+  queues: Readonly<Record<string, string>>;
   /** Off by default: a read-only board can show jobs but not empty, clean, retry, add or pause anything. */
   writable: boolean;
 }
@@ -17,10 +17,10 @@ export interface BullBoardSettings extends RedisSettings {
  * a connection of their own: the producer's fail-fast connection is for the request path, not for
  * an operator's page.
  */
-export function bullBoard({ target, prefix, queueNames, writable }: BullBoardSettings) {
+export function bullBoard({ target, prefix, queues: shown, writable }: BullBoardSettings) {
   return async (app: FastifyInstance) => {
     const connection = connectRedis(target, 'operator');
-    const queues = queueNames.map((name) => {
+    const queues = Object.keys(shown).map((name) => {
       const queue = new Queue(name, { connection, prefix: bullPrefix(prefix) });
       queue.on('error', (error) => app.log.warn({ err: error, queue: name }, 'Bull Board lost Redis; its pages fail until it is back'));
       return queue;
@@ -40,7 +40,10 @@ export function bullBoard({ target, prefix, queueNames, writable }: BullBoardSet
       typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html') ? withoutThirdPartyFonts(payload) : payload,
     );
     const serverAdapter = new FastifyAdapter();
-    createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !writable })), serverAdapter });
+    createBullBoard({
+      queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !writable, description: shown[queue.name] })),
+      serverAdapter,
+    });
     serverAdapter.setBasePath('/admin/queues');
     await app.register(serverAdapter.registerPlugin(), { prefix: '/admin/queues' });
   };

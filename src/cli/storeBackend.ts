@@ -21,7 +21,7 @@ export async function storeBackend(config: Config): Promise<KeyBackend> {
   const log = cliLogger(config);
   const { store } = await openStore(config, log);
   // No queue in this process: events (the CLI makes none) would wait in the outbox for the relay.
-  const { keys } = createServices({ store, handoff: undefined, config, log });
+  const { keys } = createServices({ store, events: undefined, config, log });
   return {
     async create(accountId, options) {
       const { id, key, account_id, source } = await keys.issue(accountId, options);

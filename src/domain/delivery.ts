@@ -9,7 +9,62 @@ export const DELIVERY_STATUSES = ['queued', 'sending', 'delivered', 'failed', 'r
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
- * A queued delivery is its dispatcher's (the process that fanned it out, or parked it) for this
- * long after its time; past that it is overdue, and the relay hands it to a worker.
+ * An event in the outbox, or a queued delivery, is the process's that recorded it, fanned it out
+ * or parked it, for this long after its time; past that it is overdue, and the relay adds its job
+ * again.
  */
 export const RELAY_GRACE_MS = 5_000;
+
+/** One delivery (an event to one subscription) with what sending it needs, as storage gives it to the engine. */
+export interface Delivery {
+  id: string;
+  eventId: string;
+  hookId: string;
+  accountId: string;
+  targetUrl: string;
+  /** The subscription's own pace; null means DELIVERY_RATE_PER_TARGET. */
+  maxPerSecond: number | null;
+  /** When its event fired, epoch ms: DELIVERY_MAX_WAIT counts from here. */
+  queuedAt: number;
+  /** Its place in line at its target's gate (the pacer's clock), once it has waited for one. */
+  place?: number;
+}
+
+/**
+ * What a job made of one delivery, as its return value lists it for operators: its status as the
+ * delivery log names it (`queued` when it was parked to wait for its time, with `due_at`), or
+ * `dropped` (its subscription or key was gone before the POST: nothing sent, the row removed), or
+ * `already_claimed` (another run of the same delivery claimed it first: this one sent nothing).
+ */
+export interface DeliveryReport {
+  hook_id: string;
+  delivery_id: string;
+  status: DeliveryStatus | 'dropped' | 'already_claimed';
+  response_status: number | null;
+  duration_ms: number | null;
+  error?: string;
+  due_at?: string;
+}
+
+/** A report of `delivery` with `status` and nothing sent. */
+export const reportOf = (delivery: Pick<Delivery, 'id' | 'hookId'>, status: DeliveryReport['status'], extra: Partial<DeliveryReport> = {}): DeliveryReport => ({
+  hook_id: delivery.hookId,
+  delivery_id: delivery.id,
+  status,
+  response_status: null,
+  duration_ms: null,
+  ...extra,
+});
+
+/**
+ * A job of the `deliveries` queue: a delivery parked until `due_at` (epoch ms), or relayed. Ids
+ * only: job data is clear text, and a target URL can hold its receiver's secret; the job's
+ * handler reads the rest from the database.
+ */
+export interface DeliveryJobData {
+  delivery_id: string;
+  event_id: string;
+  hook_id: string;
+  account_id: string;
+  due_at: number;
+}

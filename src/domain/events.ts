@@ -19,6 +19,18 @@ export interface NewContactData {
   source: string;
 }
 
+/**
+ * A recorded event, as its job in the `events` queue carries it: small, and no secret, since job
+ * data is clear text in Redis and on Bull Board. `fired_at` is its creation time to the
+ * microsecond (ISO 8601), which finds its rows.
+ */
+export interface FiredEvent {
+  event_id: string;
+  event: EventType;
+  account_id: string;
+  fired_at: string;
+}
+
 /** An event about to be recorded: the outbox row written in the same transaction as its cause. */
 export type PendingEvent =
   | { type: 'new_conversation' | 'missed_call'; data: ConversationData }

@@ -1,7 +1,8 @@
 import { buildApp } from '../api/app.js';
 import { redisTargetOf, type Config } from '../config.js';
+import type { FiredEvent } from '../domain/events.js';
 import { createMetrics } from '../observability/metrics.js';
-import type { DeliveryHandoff } from '../queue/handoff.js';
+import type { JobQueue } from '../queue/jobQueue.js';
 import type { RedisClient } from '../queue/redisConnection.js';
 import { ensureInternalToken } from '../storage/internalToken.js';
 import { openStore } from '../storage/store.js';
@@ -11,9 +12,9 @@ import { createServices } from '../services/index.js';
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
- * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it only produces work: committed
- * events and their deliveries, handed on Redis to workers to send now; without it, the embedded
- * default, it also runs the delivery engine in-process.
+ * The web process. With Redis (REDIS_URL or REDIS_CLUSTER_NODES) it records and enqueues: each
+ * committed event becomes a job of the `events` queue, which workers fan out and deliver.
+ * Without it, the embedded default, it runs the same queues and engine in-process.
  */
 async function main(givenConfig: Config) {
   const redisTarget = redisTargetOf(givenConfig);
@@ -25,21 +26,23 @@ async function main(givenConfig: Config) {
   const config = withEmbeddedToken(givenConfig, log);
   const metrics = createMetrics();
 
-  let handoff: DeliveryHandoff;
+  let events: JobQueue<FiredEvent>;
   let admin;
   let rateLimitRedis: RedisClient | undefined;
-  let stopEmbeddedEngine = async () => {};
+  let stopEngine = async () => {};
   if (redisTarget) {
     const { connectWebToRedis } = await import('./webRedis.js');
     const onRedis = connectWebToRedis(config, redisTarget, log);
-    ({ handoff, admin, rateLimitRedis } = onRedis);
-    metrics.watchReadiness('redis', onRedis.handoff.ping);
-    metrics.watchHandoff(onRedis.handoff);
+    ({ events, admin, rateLimitRedis } = onRedis);
+    metrics.watchReadiness('redis', onRedis.events.ping);
+    metrics.watchWorkers(onRedis.events);
+    metrics.watchQueues({ queues: { events: onRedis.events, deliveries: onRedis.deliveriesForGauges } });
+    stopEngine = () => onRedis.deliveriesForGauges.close();
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
-    handoff = engine.handoff;
-    stopEmbeddedEngine = async () => {
+    events = engine.events;
+    stopEngine = async () => {
       await maintenance.stop();
       await engine.stop();
     };
@@ -49,21 +52,21 @@ async function main(givenConfig: Config) {
   // what still shows the outbox and the due deliveries growing.
   metrics.watchQueues({ outbox: store.events, due: store.deliveries });
   metrics.watchReadiness('postgres', store.ping);
-  const services = createServices({ store, handoff, config, log });
+  const services = createServices({ store, events, config, log });
   const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
-  log.info({ address, storage: store.db.engine, queue: redisTarget ? 'bullmq' : 'embedded', redisCluster: redisTarget !== undefined && 'clusterNodes' in redisTarget }, 'listening');
+  log.info({ address, storage: store.db.engine, mode: redisTarget ? 'workers' : 'embedded', redisCluster: redisTarget !== undefined && 'clusterNodes' in redisTarget }, 'listening');
 
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
     // Stop accepting and let in-flight requests finish; keep-alive connections that were busy
     // when closing began are closed as soon as they go idle, instead of after their timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(sweep));
-    await handoff.close();
     rateLimitRedis?.disconnect();
-    await stopEmbeddedEngine(); // embedded: lets running deliveries finish
+    await stopEngine(); // embedded: lets running deliveries finish
+    await events.close();
     await store.close();
   });
 }

@@ -1,26 +1,39 @@
 import type { Logger } from 'pino';
 import { bullBoard } from '../api/bullBoard.js';
-import type { Config } from '../config.js';
-import { QUEUE_NAMES } from '../queue/bullmq.js';
+import { keptJobs, type Config } from '../config.js';
+import type { FiredEvent } from '../domain/events.js';
+import { createBullQueue } from '../queue/bullmq.js';
+import type { QueueName } from '../queue/jobQueue.js';
 import { connectRedis, type RedisTarget } from '../queue/redisConnection.js';
-import { createRedisHandoff } from '../queue/redisHandoff.js';
-import { RELAY_GRACE_MS } from '../domain/delivery.js';
+
+/** What an operator reads above each queue's jobs in Bull Board. */
+const QUEUES_SHOWN = {
+  events:
+    'One job per fired event (job id = the event id, the webhook-id its POSTs carry; name = the event type). A worker fans it out and delivers it; ' +
+    'its return value lists each delivery with its status. It fails only when its fan-out could not be written, and is never retried by BullMQ: the relay adds it again.',
+  deliveries:
+    'Deliveries waiting for a later time: "paced" (their target\'s pace or Retry-After), "waiting-for-room" (in-flight caps), "relayed" (recovered after a crash). ' +
+    'The return value is what became of the delivery.',
+} satisfies Record<QueueName, string>;
 
 /**
- * What the web process has on Redis (REDIS_URL or REDIS_CLUSTER_NODES): the handoff of new
- * deliveries to workers, Bull Board, and the shared rate-limit count. Loaded only
- * then: BullMQ and Bull Board hold about 20 MiB that the embedded default has no use for.
+ * What the web process has on Redis (REDIS_URL or REDIS_CLUSTER_NODES): the `events` queue it adds
+ * fired events to, Bull Board, and the shared rate-limit count. Loaded only then: BullMQ and Bull
+ * Board hold about 20 MiB that the embedded default has no use for.
  */
 export function connectWebToRedis(config: Config, target: RedisTarget, log: Logger) {
   const redis = { target, prefix: config.QUEUE_PREFIX };
-  // Fail fast, like the handoff: a request never waits on Redis for its rate-limit lease. Leases
+  // Fail fast, like the queue: a request never waits on Redis for its rate-limit lease. Leases
   // of different keys taken in one tick share a round trip (auto-pipelining). Its script declares
   // its one key, so on a cluster each key's count goes to the key's own slot.
   const rateLimitRedis = connectRedis(target, 'fails-fast', { autoPipelining: true, commandTimeoutMs: 1_000 });
   rateLimitRedis.on('error', (error) => log.warn({ err: error }, 'rate-limit Redis unavailable; requests are not counted meanwhile'));
+  const kept = keptJobs(config);
   return {
-    handoff: createRedisHandoff(redis, RELAY_GRACE_MS, log),
-    admin: bullBoard({ ...redis, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE }),
+    events: createBullQueue<FiredEvent>(redis, 'events', { log, failFast: true, kept }),
+    /** Both queues, for the web's gauges; `deliveries` only read. */
+    deliveriesForGauges: createBullQueue(redis, 'deliveries', { log, failFast: true, kept }),
+    admin: bullBoard({ ...redis, queues: QUEUES_SHOWN, writable: config.BULL_BOARD_WRITABLE }),
     rateLimitRedis,
   };
 }

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { redisTargetOf, type Config } from '../config.js';
+import { keptJobs, redisTargetOf, type Config } from '../config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { openStore } from '../storage/store.js';
 import { startWorkerEngine } from '../workers/workerEngine.js';
@@ -7,8 +7,9 @@ import { maintenanceSettings, startMaintenance } from '../workers/maintenance.js
 import { createLogger, exitWith, onShutdownSignal, runProcess } from './lifecycle.js';
 
 /**
- * A worker process: fans events out and delivers them from BullMQ, paced through Redis, and
- * relays outbox work the queues lost. Run as many as needed; they share PostgreSQL and Redis.
+ * A worker process: takes the jobs of the `events` queue (fans each event out and delivers it)
+ * and of the `deliveries` queue (parked and relayed deliveries), paced through Redis, and relays
+ * what the queues lost. Run as many as needed; they share PostgreSQL and Redis.
  */
 async function main(config: Config) {
   const redisTarget = redisTargetOf(config);
@@ -18,7 +19,7 @@ async function main(config: Config) {
   const log = createLogger(config, 'worker');
   const { store } = await openStore(config, log);
   const metrics = createMetrics();
-  const engine = startWorkerEngine({ config, store, metrics, log }, { target: redisTarget, prefix: config.QUEUE_PREFIX });
+  const engine = startWorkerEngine({ config, store, metrics, log }, { target: redisTarget, prefix: config.QUEUE_PREFIX }, keptJobs(config));
   const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
   metrics.watchReadiness('postgres', store.ping);
 

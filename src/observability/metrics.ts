@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The outcomes a delivery ends with, each counted from zero so that a first one shows as an increase. */
 const OUTCOMES = ['delivered', 'failed', 'refused', 'expired', 'unknown'] as const;
+const JOB_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed'] as const;
 
 /** What readiness checks, as /readyz does; an operator's alert names them. */
 type Dependency = 'postgres' | 'redis';
@@ -13,16 +14,19 @@ type Dependency = 'postgres' | 'redis';
  */
 const SCRAPE_READ_TIMEOUT_MS = 2_000;
 
+/** Job counts by state, as src/queue/jobQueue.ts's JobQueue reads them. */
+type JobCounts = Record<(typeof JOB_STATES)[number], number>;
+
 /** What the gauges read at scrape time; what a process does not have is left out. */
 interface Watched {
   /** The events not yet fanned out (src/storage/events.ts). */
   outbox?: { outbox(): Promise<{ depth: number; oldestSeconds: number }> };
   /** Queued deliveries whose time has come (src/storage/deliveries.ts). */
   due?: { oldestDueSeconds(): Promise<number> };
-  /** The process's local queue of deliveries. */
-  local?: { counts(): { ready: number; waiting: number } };
-  /** Deliveries parked for a later time (BullMQ's delayed jobs). */
-  delayed?: { counts(): Promise<{ ready: number; waiting: number }> } | undefined;
+  /** The queues' jobs by state, by queue name. */
+  queues?: Record<string, { counts(): Promise<JobCounts> }>;
+  /** The process's line of deliveries (src/workers/line.ts). */
+  line?: { counts(): { ready: number; waiting: number; blocked: number } };
 }
 
 /** What `read` answers within SCRAPE_READ_TIMEOUT_MS, or `otherwise` (it failed, or is too slow). */
@@ -62,29 +66,18 @@ export function createMetrics() {
       Object.assign(watched, queues);
     },
     /**
-     * Counts, at each scrape, the workers subscribed to the new-events ring and the deliveries
-     * handed over on Redis that no worker has taken yet (a web process on Redis). Registered
-     * only then: an unlabelled gauge shows 0 until set, and a process without the handoff (a
-     * worker, the embedded mode) would report "no worker" to the alert.
+     * Counts, at each scrape, the worker processes consuming the `events` queue (a web process on
+     * Redis). Registered only then: an unlabelled gauge shows 0 until set, and a process without
+     * workers to count (a worker, the embedded mode) would report "no worker" to the alert.
      */
-    watchHandoff(handoff: { listening(): Promise<number>; waiting(): Promise<number> }) {
+    watchWorkers(events: { workers(): Promise<number> }) {
       registry.registerMetric(
         new Gauge({
-          name: 'contact_hooks_workers_listening',
-          help: 'Worker processes subscribed to the new-events ring on Redis (seen from a web process)',
+          name: 'contact_hooks_workers_consuming',
+          help: 'Worker processes consuming the events queue on Redis (seen from a web process)',
           registers: [],
           async collect() {
-            this.set(await bounded(() => handoff.listening(), Number.NaN));
-          },
-        }),
-      );
-      registry.registerMetric(
-        new Gauge({
-          name: 'webhook_handoff_waiting',
-          help: 'Deliveries handed to workers on Redis that no worker has taken yet (seen from a web process)',
-          registers: [],
-          async collect() {
-            this.set(await bounded(() => handoff.waiting(), Number.NaN));
+            this.set(await bounded(() => events.workers(), Number.NaN));
           },
         }),
       );
@@ -135,7 +128,7 @@ export function createMetrics() {
     }),
     queueDepth: new Gauge({
       name: 'event_queue_depth',
-      help: 'Events in the outbox waiting to be fanned out',
+      help: 'Events recorded and not yet fanned out by a worker (the outbox)',
       registers: [registry],
       async collect() {
         if (watched.outbox) this.set((await readOutbox(watched.outbox)).depth);
@@ -143,7 +136,7 @@ export function createMetrics() {
     }),
     outboxLag: new Gauge({
       name: 'event_outbox_oldest_age_seconds',
-      help: 'How long the oldest event not yet fanned out has waited in the outbox (0 when none waits)',
+      help: 'How long the oldest event not yet fanned out has waited (0 when none waits): grows when no worker takes the events queue',
       registers: [registry],
       async collect() {
         if (watched.outbox) this.set((await readOutbox(watched.outbox)).oldestSeconds);
@@ -168,15 +161,30 @@ export function createMetrics() {
         await Promise.all(answers);
       },
     }),
-    deliveriesWaiting: new Gauge({
-      name: 'webhook_deliveries_waiting_for_slot',
-      help: "Deliveries waiting for their time at a paced or held target: this process's timers, and the delayed jobs of all",
+    queueJobs: new Gauge({
+      name: 'contact_hooks_queue_jobs',
+      help: 'Jobs of each queue (events, deliveries) by state: waiting, active, delayed, completed (kept) and failed (kept)',
+      labelNames: ['queue', 'state'] as const,
       registers: [registry],
       async collect() {
-        if (!watched.local && !watched.delayed) return;
-        const queue = watched.delayed;
-        const delayed = queue && (await bounded(() => queue.counts(), { ready: Number.NaN, waiting: Number.NaN }));
-        this.set((watched.local?.counts().waiting ?? 0) + (delayed?.waiting ?? 0));
+        const read = Object.entries(watched.queues ?? {}).map(async ([queue, counted]) => {
+          const counts = await bounded(() => counted.counts(), undefined);
+          for (const state of JOB_STATES) this.set({ queue, state }, counts?.[state] ?? Number.NaN);
+        });
+        await Promise.all(read);
+      },
+    }),
+    lineDeliveries: new Gauge({
+      name: 'webhook_deliveries_in_line',
+      help: "Deliveries in this process's line: ready or being sent, waiting for their time (up to a second), waiting for in-flight room",
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const counts = watched.line?.counts();
+        if (!counts) return;
+        this.set({ state: 'ready' }, counts.ready);
+        this.set({ state: 'waiting' }, counts.waiting);
+        this.set({ state: 'blocked' }, counts.blocked);
       },
     }),
   };

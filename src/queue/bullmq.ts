@@ -1,54 +1,72 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
-import type { DelayQueue } from './jobQueue.js';
+import { JOB_STATES, type JobCounts, type JobHandler, type JobQueue, type QueueName } from './jobQueue.js';
 import { bullPrefix, connectRedis, type RedisSettings } from './redisConnection.js';
 
-/** `deliveries`: deliveries waiting for a later time at their target, one job per wait. */
-export const QUEUE_NAMES = ['deliveries'] as const;
-export type QueueName = (typeof QUEUE_NAMES)[number];
+/** How long finished jobs stay for operators to read (JOBS_KEEP_*), in BullMQ's terms. */
+export interface KeptJobs {
+  completedMs: number;
+  completedCount: number;
+  failedMs: number;
+}
 
-const JOB_OPTIONS: JobsOptions = {
-  attempts: 1,
-  // A job only hands its delivery to a worker's local queue when its time comes; the delivery
-  // log says what became of it, so a completed job is worth nothing to keep. Failed ones are
-  // kept for operators, capped.
-  removeOnComplete: true,
-  removeOnFail: { count: 1_000 },
-};
+/**
+ * Every job runs once (attempts 1: a delivery is never retried); finished ones are kept for a
+ * bounded time, failed ones longer, so an operator can still read what went wrong.
+ */
+const jobOptions = (kept: KeptJobs) =>
+  ({
+    attempts: 1,
+    removeOnComplete: { age: Math.ceil(kept.completedMs / 1000), count: kept.completedCount },
+    removeOnFail: { age: Math.ceil(kept.failedMs / 1000) },
+  }) satisfies JobsOptions;
 
 /**
  * Redis wakes a worker blocked on the delayed set on its own tick (`hz`, 10 a second by default),
  * so a delayed job comes back up to 100 ms late. Jobs are delayed this much less than asked: a
- * paced delivery then arrives a moment early and waits the rest at its gate, precisely, rather
- * than late, when its time at the target would be spent unused.
+ * paced delivery then arrives a moment early and waits the rest in its process, precisely,
+ * rather than late, when its time at the target would be spent unused.
  */
 export const WAKE_EARLY_MS = 100;
-const delayUntil = (runAt: number) => Math.max(0, runAt - WAKE_EARLY_MS - Date.now());
+const delayUntil = (runAt: number | undefined) => (runAt === undefined ? 0 : Math.max(0, runAt - WAKE_EARLY_MS - Date.now()));
 
 /**
- * A producer. `failFast` gives up at once when Redis is away; a worker's producer waits for it.
- * It owns its connection (BullMQ leaves a connection it was given open), and closes it after the queue.
+ * A producer of one queue. `failFast` gives up at once when Redis is away (the web's request
+ * path); otherwise it waits for Redis (a worker's). It owns its connection, which BullMQ leaves
+ * open, and closes it after the queue.
  */
-export function createBullProducer<Data>(
+export function createBullQueue<Data>(
   { target, prefix }: RedisSettings,
   name: QueueName,
-  { log, failFast }: { log: Logger; failFast: boolean },
-): DelayQueue<Data> {
+  { log, failFast, kept }: { log: Logger; failFast: boolean; kept: KeptJobs },
+): JobQueue<Data> & { workers(): Promise<number> } {
   const connection = connectRedis(target, failFast ? 'fails-fast' : 'waits');
-  const queue = new Queue<Data>(name, { connection, prefix: bullPrefix(prefix) });
+  const queue = new Queue<Data>(name, { connection, prefix: bullPrefix(prefix), defaultJobOptions: jobOptions(kept) });
   // Failed commands reject to their caller; this is the connection's own reporting.
   queue.on('error', (error) => log.warn({ err: error, queue: name }, 'queue connection problem'));
+
+  /** Jobs the relay adds again: one kept as failed blocks its id, so it is retried instead. */
+  const retryFailed = async (ids: string[]) => {
+    const states = await Promise.all(ids.map((id) => queue.getJobState(id)));
+    const failed = ids.filter((_, i) => states[i] === 'failed');
+    const jobs = await Promise.all(failed.map((id) => queue.getJob(id)));
+    await Promise.all(jobs.map((job) => job?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })));
+  };
+
   return {
-    async add(jobs) {
+    async add(jobs, options) {
       if (jobs.length === 0) return;
-      const bulk = jobs.map((job) => ({ name, data: job.data, opts: { ...JOB_OPTIONS, jobId: job.id, delay: delayUntil(job.runAt) } }));
-      // BullMQ's typings want the job name as a literal of its NameType; ours is the queue's name.
-      await queue.addBulk(bulk as never);
+      // BullMQ's typings want the job name as a literal of its NameType.
+      await queue.addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: { jobId: job.id, delay: delayUntil(job.runAt) } })) as never);
+      if (options?.again) await retryFailed(jobs.map((job) => job.id));
     },
     async counts() {
-      const counts = await queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed');
-      return { ready: (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.prioritized ?? 0), waiting: counts.delayed ?? 0 };
+      const counts = await queue.getJobCounts('prioritized', ...JOB_STATES);
+      const read = Object.fromEntries(JOB_STATES.map((state) => [state, counts[state] ?? 0])) as JobCounts;
+      return { ...read, waiting: read.waiting + (counts.prioritized ?? 0) };
     },
+    /** Worker processes consuming the queue: BullMQ names each worker's connection to Redis. */
+    workers: () => queue.getWorkersCount(),
     async ping() {
       await connection.ping();
     },
@@ -60,30 +78,42 @@ export function createBullProducer<Data>(
 }
 
 /**
- * A consumer. It waits for Redis when Redis is away (retries forever). `take` hands a due job's
- * data over (to the worker's local queue); a job run twice (stalled) is handed over twice, and
- * the delivery's claim keeps it to one POST.
+ * A consumer of one queue: runs `handler` on `concurrency` jobs at once, and waits for Redis
+ * when Redis is away. A job whose worker stopped answering (killed) is counted stalled after
+ * `lockMs` and runs again on another worker: the handlers allow that (the fan-out is done once,
+ * and a delivery's claim keeps it to one POST).
  */
-export function startBullWorker<Data>(
+export function startBullConsumer<Data, Result>(
   { target, prefix }: RedisSettings,
   name: QueueName,
-  take: (data: Data) => Promise<void>,
-  options: { concurrency: number; lockMs: number; log: Logger },
+  handler: JobHandler<Data, Result>,
+  options: { concurrency: number; lockMs: number; kept: KeptJobs; log: Logger },
 ) {
   // Its own connection, closed after the worker; BullMQ makes the blocking one from it and closes that.
   const connection = connectRedis(target, 'waits');
-  const worker = new Worker<Data>(name, async (job) => take(job.data), {
-    connection,
-    prefix: bullPrefix(prefix),
-    concurrency: options.concurrency,
-    lockDuration: options.lockMs,
-    stalledInterval: options.lockMs,
-    maxStalledCount: 1,
-  });
-  worker.on('error', (error) => options.log.warn({ err: error, queue: name }, 'worker connection problem; waiting for Redis'));
-  worker.on('failed', (job, error) =>
-    options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the outbox relay restores its delivery when it is overdue'),
+  const { removeOnComplete, removeOnFail } = jobOptions(options.kept);
+  const worker = new Worker<Data, Result>(
+    name,
+    (job) =>
+      handler(job.data, {
+        id: job.id!,
+        name: job.name,
+        reportProgress: (progress) =>
+          void job.updateProgress(progress).catch((error: unknown) => options.log.debug({ err: error, queue: name, jobId: job.id }, 'progress not reported')),
+      }),
+    {
+      connection,
+      prefix: bullPrefix(prefix),
+      concurrency: options.concurrency,
+      lockDuration: options.lockMs,
+      stalledInterval: options.lockMs,
+      maxStalledCount: 1,
+      removeOnComplete,
+      removeOnFail,
+    },
   );
+  worker.on('error', (error) => options.log.warn({ err: error, queue: name }, 'worker connection problem; waiting for Redis'));
+  worker.on('failed', (job, error) => options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the relay adds its work again when it is overdue'));
   return {
     /** Takes no new jobs and waits for the running ones. */
     async close() {

@@ -7,6 +7,7 @@ import type { ServiceDeps } from './types.js';
 import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { CallToRecord } from '../storage/calls.js';
+import { enqueueFired } from './events.js';
 
 export interface CallInput extends CallReport {
   conversation_id?: string | undefined;
@@ -16,12 +17,13 @@ export interface CallInput extends CallReport {
 }
 
 /** Finished calls, as telephony reports them. */
-export function callServices({ store, handoff, config }: ServiceDeps) {
-  // Calls reported at the same time share one statement and one commit, which fans their events
-  // out too; the deliveries go to a worker once committed.
+export function callServices(deps: ServiceDeps) {
+  const { store, config, log } = deps;
+  // Calls reported at the same time share one statement and one commit, which records their
+  // events too; the events' jobs are added once committed.
   const recorded = groupCommit(async (calls: CallToRecord[]) => {
-    const { fired, deliveries } = await store.calls.record(calls, RELAY_GRACE_MS);
-    handoff?.handOff(deliveries);
+    const fired = await store.calls.record(calls, RELAY_GRACE_MS);
+    enqueueFired(deps, fired.flat(), log);
     return fired;
   });
   return {
@@ -40,13 +42,13 @@ export function callServices({ store, handoff, config }: ServiceDeps) {
         summary: call.summary,
       };
       const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
-      const eventIds = await recorded.submit({
+      const fired = await recorded.submit({
         accountId,
         call: { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
         events,
       });
       // No ids for events that should fire means the conversation was reported before.
-      return { conversation_id: conversationId, events: eventIds.length > 0 ? types : [] };
+      return { conversation_id: conversationId, events: fired.length > 0 ? types : [] };
     },
   };
 }

@@ -7,6 +7,7 @@ import type { ServiceDeps } from './types.js';
 import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { ContactToUpsert } from '../storage/contacts.js';
+import { enqueueFired } from './events.js';
 
 export interface UpsertAnswer {
   action: 'inserted' | 'updated' | 'skipped';
@@ -25,12 +26,13 @@ const shown = (contact: StoredContact) => ({
 });
 
 /** Contacts: the one upsert (public API and CRM sync alike), reading one, and owner edits. */
-export function contactServices({ store, handoff, config }: ServiceDeps) {
-  // Upserts made at the same time share one statement and one commit, which fans a new
-  // contact's event out too; the deliveries go to a worker once committed.
+export function contactServices(deps: ServiceDeps) {
+  const { store, config, log } = deps;
+  // Upserts made at the same time share one statement and one commit, which records a new
+  // contact's event too; the events' jobs are added once committed.
   const upserted = groupCommit(async (entries: ContactToUpsert[]) => {
-    const { results, deliveries } = await store.contacts.upsert(entries, RELAY_GRACE_MS);
-    handoff?.handOff(deliveries);
+    const results = await store.contacts.upsert(entries, RELAY_GRACE_MS);
+    enqueueFired(deps, results.flatMap((result) => (result.action === 'inserted' ? [result.fired] : [])), log);
     return results;
   });
 

@@ -19,7 +19,7 @@ export function createServices(deps: ServiceDeps) {
     calls: callServices(deps),
     /** Whether storage and the queue's Redis answer (readiness). */
     async readiness() {
-      const checks = await Promise.allSettled([deps.store.ping(), deps.handoff?.ping()]);
+      const checks = await Promise.allSettled([deps.store.ping(), deps.events?.ping()]);
       const [storage, queue] = checks.map((check) => (check.status === 'fulfilled' ? ('ok' as const) : ('unavailable' as const)));
       return { ready: storage === 'ok' && queue === 'ok', storage: storage!, queue: queue! };
     },

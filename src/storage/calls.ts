@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { PendingEvent } from '../domain/events.js';
 import type { Database } from './database.js';
-import { fannedOutRows, fanOutOf, queuedDeliveriesOf, type FannedOutRow, type QueuedDelivery } from './events.js';
+import type { FiredEvent } from '../domain/events.js';
+import { firedEventOf, recordEvents } from './events.js';
 
 export interface CallRecord {
   conversationId: string;
@@ -23,18 +24,16 @@ export interface CallToRecord {
 export function callQueries(db: Database) {
   return {
     /**
-     * Records finished calls and their events, and fans the events out (events.ts, `fanOutOf`),
-     * in one statement: so atomically, in one round trip and one commit, however many calls. The
-     * events are dispatched already; their deliveries are the caller's to hand to a worker
-     * within `leaseMs`, after which the relay takes them. Returns each call's event ids, and the
-     * deliveries. A conversation already recorded for its account records nothing and gets
-     * none: a report sent twice fires once, and of two reports of one conversation in the same
-     * batch, the first.
+     * Records finished calls and their events (events.ts, `recordEvents`) in one statement: so
+     * atomically, in one round trip and one commit, however many calls. Returns each call's
+     * recorded events, for their jobs. A conversation already recorded for its account records
+     * nothing and fires none: a report sent twice fires once, and of two reports of one
+     * conversation in the same batch, the first.
      */
-    async record(calls: CallToRecord[], leaseMs: number): Promise<{ fired: string[][]; deliveries: QueuedDelivery[] }> {
+    async record(calls: CallToRecord[], relayGraceMs: number): Promise<FiredEvent[][]> {
       const events = calls.flatMap(({ events: fired }, n) => fired.map((event) => ({ n: n + 1, id: randomUUID(), ...event })));
       const column = <T>(read: (entry: CallToRecord) => T) => calls.map(read);
-      const { rows } = await db.query<FannedOutRow>(
+      const { rows } = await db.query<{ id: string; account_id: string; event_type: FiredEvent['event']; fired_at: string }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[])
              WITH ORDINALITY AS c (account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary, n)),
@@ -44,15 +43,13 @@ export function callQueries(db: Database) {
            SELECT account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary FROM first
            ON CONFLICT (account_id, conversation_id) DO NOTHING
            RETURNING account_id, conversation_id),
-         fired AS (
-           INSERT INTO events (id, account_id, event_type, data, dispatched_at)
-           SELECT pending.id, first.account_id, pending.type, pending.data, clock_timestamp()
+         pending AS (
+           SELECT pending.id, first.account_id, pending.type AS event_type, pending.data
            FROM unnest($9::int[], $10::uuid[], $11::text[], $12::json[]) AS pending (n, id, type, data)
            JOIN first ON first.n = pending.n
-           JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id
-           RETURNING id, account_id, event_type, created_at),
-         ${fanOutOf('fired', '$13')}
-         ${fannedOutRows('fired')}`,
+           JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id),
+         ${recordEvents('pending', '$13')}
+         SELECT id, account_id, event_type, fired_at FROM fired`,
         [
           column((entry) => entry.accountId),
           column((entry) => entry.call.conversationId),
@@ -66,13 +63,16 @@ export function callQueries(db: Database) {
           events.map((event) => event.id),
           events.map((event) => event.type),
           events.map((event) => JSON.stringify(event.data)),
-          leaseMs,
+          relayGraceMs,
         ],
       );
-      const fired = calls.map((): string[] => []);
-      const recordedIds = new Set(rows.map((row) => row.event_id));
-      for (const event of events) if (recordedIds.has(event.id)) fired[event.n - 1]!.push(event.id);
-      return { fired, deliveries: queuedDeliveriesOf(rows) };
+      const recordedById = new Map(rows.map((row) => [row.id, firedEventOf(row)]));
+      const fired = calls.map((): FiredEvent[] => []);
+      for (const event of events) {
+        const recorded = recordedById.get(event.id);
+        if (recorded) fired[event.n - 1]!.push(recorded);
+      }
+      return fired;
     },
   };
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ContactField, OwnerEdit, StoredContact, ValidContact } from '../domain/contact.js';
 import type { Database } from './database.js';
-import { fanOutOf, type QueuedDelivery } from './events.js';
+import type { FiredEvent } from '../domain/events.js';
+import { recordEvents } from './events.js';
 
 export type UpsertResult =
-  | { action: 'inserted'; contactId: string; eventIds: string[] }
-  | { action: 'updated'; contactId: string; eventIds: [] }
-  | { action: 'skipped'; contactId: string; reason: 'owner_edited'; eventIds: [] };
+  | { action: 'inserted'; contactId: string; fired: FiredEvent }
+  | { action: 'updated'; contactId: string }
+  | { action: 'skipped'; contactId: string; reason: 'owner_edited' };
 
 interface ContactRow {
   id: string;
@@ -33,11 +34,10 @@ export interface ContactToUpsert {
  * owner edit racing the upsert always wins: a field sent is written unless the owner holds it; a
  * field not sent (NULL here) is never blanked; when every field sent is owner-held, nothing is
  * written and the upsert is `skipped` (`owner_edited`). A new contact's `new_contact` event is
- * written and fanned out (events.ts, `fanOutOf`) by the same statement. Rows are inserted in
- * (account, phone) order, so two batches that share contacts lock them in the same order and
- * never deadlock. Each input row `n` gets a row back (one per delivery of a new contact's
- * event), except one whose contact was committed by another upsert after this statement's
- * snapshot while nothing here changed it.
+ * recorded by the same statement (events.ts, `recordEvents`). Rows are inserted in (account,
+ * phone) order, so two batches that share contacts lock them in the same order and never
+ * deadlock. Each input row `n` gets a row back, except one whose contact was committed by another
+ * upsert after this statement's snapshot while nothing here changed it.
  */
 const UPSERT_DISTINCT = `WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::uuid[], $8::json[])
@@ -53,20 +53,17 @@ const UPSERT_DISTINCT = `WITH input AS (
     WHERE (EXCLUDED.name IS NOT NULL AND NOT 'name' = ANY(c.owner_fields) AND EXCLUDED.name IS DISTINCT FROM c.name)
        OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
     RETURNING c.id, c.account_id, c.phone, (c.xmax = 0) AS inserted),
-  fired AS (
-    INSERT INTO events (id, account_id, event_type, data, dispatched_at)
-    SELECT i.event_id, i.account_id, 'new_contact', i.data, clock_timestamp() FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted
-    RETURNING id, account_id, event_type, created_at),
-  ${fanOutOf('fired', '$9')}
-  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action,
-    q.id AS delivery_id, i.account_id, h.target_url, h.max_per_second, q.queued_at
-  FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN queued q ON q.event_id = i.event_id LEFT JOIN hooks h ON h.id = q.hook_id
+  pending AS (
+    SELECT i.event_id AS id, i.account_id, 'new_contact' AS event_type, i.data FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted),
+  ${recordEvents('pending', '$9')}
+  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action, f.fired_at
+  FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN fired f ON f.id = i.event_id
   UNION ALL
   SELECT i.n::int, c.id,
     CASE WHEN (i.name IS NOT NULL OR i.email IS NOT NULL)
           AND (i.name IS NULL OR 'name' = ANY(c.owner_fields)) AND (i.email IS NULL OR 'email' = ANY(c.owner_fields))
       THEN 'skipped' ELSE 'updated' END,
-    NULL, i.account_id, NULL, NULL, NULL
+    NULL
   FROM input i JOIN contacts c ON c.account_id = i.account_id AND c.phone = i.phone
   WHERE NOT EXISTS (SELECT 1 FROM upserted u WHERE u.account_id = i.account_id AND u.phone = i.phone)`;
 
@@ -74,13 +71,12 @@ export function contactQueries(db: Database) {
   return {
     /**
      * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
-     * returns each entry's result in order, and the event's deliveries: the caller's to hand to a
-     * worker within `leaseMs`, after which the relay takes them. Distinct contacts share one
-     * statement (so one round trip and one commit); a contact named twice is upserted again by
-     * the next statement, in the order given. Concurrent upserts of a new phone meet on the
-     * unique (account_id, phone): one inserts, the others update.
+     * returns each entry's result in order, a new contact's with its recorded event (`fired`,
+     * for its job). Distinct contacts share one statement (so one round trip and one commit); a
+     * contact named twice is upserted again by the next statement, in the order given. Concurrent
+     * upserts of a new phone meet on the unique (account_id, phone): one inserts, the others update.
      */
-    async upsert(entries: ContactToUpsert[], leaseMs: number): Promise<{ results: UpsertResult[]; deliveries: QueuedDelivery[] }> {
+    async upsert(entries: ContactToUpsert[], relayGraceMs: number): Promise<UpsertResult[]> {
       const rows = entries.map(({ accountId, input, source }) => {
         const id = randomUUID();
         const { name = null, email = null } = input.fields;
@@ -88,7 +84,6 @@ export function contactQueries(db: Database) {
         return { id, accountId, phone: input.phone, name, email, source, eventId: randomUUID(), data };
       });
       const results: UpsertResult[] = [];
-      const deliveries: QueuedDelivery[] = [];
       let waiting = rows.map((_, index) => index);
       while (waiting.length > 0) {
         const contacts = new Set<string>();
@@ -101,8 +96,7 @@ export function contactQueries(db: Database) {
         }
         const batch = now.map((index) => rows[index]!);
         const column = <T>(read: (row: (typeof rows)[number]) => T) => batch.map(read);
-        type Answer = { n: number; id: string; action: UpsertResult['action'] } & (QueuedDelivery | { delivery_id: null });
-        const answered = await db.query<Answer>(UPSERT_DISTINCT, [
+        const answered = await db.query<{ n: number; id: string; action: UpsertResult['action']; fired_at: string | null }>(UPSERT_DISTINCT, [
           column((row) => row.id),
           column((row) => row.accountId),
           column((row) => row.phone),
@@ -111,27 +105,23 @@ export function contactQueries(db: Database) {
           column((row) => row.source),
           column((row) => row.eventId),
           column((row) => row.data),
-          leaseMs,
+          relayGraceMs,
         ]);
-        for (const answer of answered.rows) {
-          if (answer.delivery_id === null) continue;
-          const { delivery_id, account_id, target_url, max_per_second, queued_at } = answer;
-          deliveries.push({ delivery_id, account_id, target_url, max_per_second, queued_at });
-        }
-        for (const { n, id, action } of answered.rows) {
+        for (const { n, id, action, fired_at } of answered.rows) {
           const index = now[n - 1]!;
+          const row = rows[index]!;
           results[index] =
             action === 'inserted'
-              ? { action, contactId: id, eventIds: [rows[index]!.eventId] }
+              ? { action, contactId: id, fired: { event_id: row.eventId, event: 'new_contact', account_id: row.accountId, fired_at: fired_at! } }
               : action === 'skipped'
-                ? { action, contactId: id, reason: 'owner_edited', eventIds: [] }
-                : { action, contactId: id, eventIds: [] };
+                ? { action, contactId: id, reason: 'owner_edited' }
+                : { action, contactId: id };
         }
         // Unanswered: the contact was committed by another upsert after the statement's
         // snapshot; the next statement sees it.
         waiting = [...now.filter((index) => !results[index]), ...later].sort((a, b) => a - b);
       }
-      return { results, deliveries };
+      return results;
     },
 
     async findIdByPhone(accountId: string, phone: string) {

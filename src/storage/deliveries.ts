@@ -1,10 +1,10 @@
-import type { DeliveryStatus } from '../domain/delivery.js';
+import type { Delivery, DeliveryStatus } from '../domain/delivery.js';
 import type { DeliveryLogFilter } from '../domain/deliveryLog.js';
 import type { EventType } from '../domain/events.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Database } from './database.js';
 import { queuedRange } from './deliveryIds.js';
-import type { QueuedDelivery } from './events.js';
+import { deliveryOf, type FannedOutDelivery, type FannedOutRow } from './events.js';
 import { COUNT_OUTCOMES, JUST_DISABLED, ruleParams, updateHealth, type DisabledHook } from './hookHealth.js';
 
 /** What a claimed delivery needs to be sent: the event (its data as stored JSON text) and the subscription's secret. */
@@ -107,13 +107,30 @@ export function deliveryQueries(db: Database) {
      * Drops queued deliveries whose subscription or key is gone (unsubscribed, 410, revoked), so
      * the relay stops restoring them. A claimed one is never touched.
      */
-    async dropUnclaimable(deliveryIds: string[]) {
-      await db.query(
+    async dropUnclaimable(deliveryIds: string[]): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(
         `DELETE FROM deliveries d WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$2', '$3')} AND d.status = 'queued' AND NOT EXISTS (
            SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id
-           WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)`,
+           WHERE h.id = d.hook_id AND h.deleted_at IS NULL AND k.revoked_at IS NULL)
+         RETURNING d.id`,
         [deliveryIds, ...queuedRange(deliveryIds)],
       );
+      return rows.map((row) => row.id);
+    },
+
+    /**
+     * The deliveries of `ids` as they stand, with what sending them needs: for the jobs of the
+     * `deliveries` queue, which carry ids only (job data is clear text, and a target URL can hold
+     * its receiver's secret).
+     */
+    async find(deliveryIds: string[]): Promise<FannedOutDelivery[]> {
+      const { rows } = await batchWrites.query<FannedOutRow>(
+        `SELECT d.id, d.event_id, d.hook_id, d.status, d.account_id, h.target_url, h.max_per_second, d.queued_at, d.place
+         FROM deliveries d JOIN hooks h ON h.id = d.hook_id
+         WHERE d.id = ANY($1::uuid[]) AND ${inRange('d.queued_at', '$2', '$3')}`,
+        [deliveryIds, ...queuedRange(deliveryIds)],
+      );
+      return rows.map((row) => ({ ...deliveryOf(row), status: row.status }));
     },
 
     /** Gives a claim back, to `queued`, when nothing was sent under it. Only its claimant can. */
@@ -173,11 +190,11 @@ export function deliveryQueries(db: Database) {
     },
 
     /**
-     * Queued deliveries that wait for a later time, with their places at the gate: the relay
-     * leaves each alone until `relayAt` (epoch ms), when it should have been sent, and then hands
-     * it back with its place.
+     * Queued deliveries that wait for a later time, with their places at the gate (null: none
+     * yet): the relay leaves each alone until `relayAt` (epoch ms), when it should have been sent,
+     * and then adds it again with its place.
      */
-    async postpone(entries: { deliveryId: string; relayAt: number; place: number }[]) {
+    async postpone(entries: { deliveryId: string; relayAt: number; place: number | null }[]) {
       // Each delivery's time and place are read from the arrays at its id's place, as record()'s
       // outcomes are: no join with unnest() of them for a generic plan to loop over.
       await batchWrites.query(
@@ -208,18 +225,18 @@ export function deliveryQueries(db: Database) {
      * queued since `queuedSince` (epoch ms), so only the days since are read: older ones can only
      * expire, which maintenance does (retention.expireUnsent). Returns what their jobs carry.
      */
-    async takeOverdue(limit: number, leaseMs: number, queuedSince: number) {
-      const { rows } = await db.query<QueuedDelivery>(
+    async takeOverdue(limit: number, leaseMs: number, queuedSince: number): Promise<Delivery[]> {
+      const { rows } = await db.query<FannedOutRow>(
         `UPDATE deliveries d SET relay_at = clock_timestamp() + make_interval(secs => $2 / 1000.0) FROM hooks h
          WHERE (d.id, d.queued_at) IN (
                  SELECT id, queued_at FROM deliveries WHERE status = 'queued' AND relay_at < clock_timestamp() AND queued_at >= $3::timestamptz
                  ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
            AND d.queued_at >= $3::timestamptz
            AND h.id = d.hook_id
-         RETURNING d.id AS delivery_id, h.account_id, h.target_url, h.max_per_second, d.queued_at, d.place`,
+         RETURNING d.id, d.event_id, d.hook_id, d.status, d.account_id, h.target_url, h.max_per_second, d.queued_at, d.place`,
         [limit, leaseMs, new Date(queuedSince).toISOString()],
       );
-      return rows;
+      return rows.map(deliveryOf);
     },
 
     /**

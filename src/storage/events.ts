@@ -1,4 +1,5 @@
-import type { EventType } from '../domain/events.js';
+import type { Delivery, DeliveryStatus } from '../domain/delivery.js';
+import type { EventType, FiredEvent } from '../domain/events.js';
 import type { Sql } from './database.js';
 import { deliveryIdAt } from './deliveryIds.js';
 
@@ -10,26 +11,80 @@ export interface StoredEvent {
   created_at: Date;
 }
 
-/** A look back further than any event this service keeps (about 32 years): the whole outbox. */
-const THE_WHOLE_OUTBOX_MS = 1e12;
+/** An event's creation time as its job carries it: ISO 8601 to the microsecond, in UTC. */
+export const FIRED_AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
- * The fan-out rule, as CTEs to follow one that names the events being dispatched (`picked`:
- * id, account_id, event_type, created_at): one `queued` delivery for each subscription an event
- * goes to (its account's and type's, live, of a live key, existing when it fired; a disabled one
- * counts the event as skipped instead), each the dispatcher's to send until `leaseMs` (the SQL
- * parameter named) from now; past that, the relay hands it to a worker
- * (src/workers/outboxRelay.ts). Fan-out from the outbox and the web's own statements that fire
- * events (calls, new contacts) share it, so an event goes to the same subscriptions whichever
- * dispatched it.
+ * Records events in the statement of their cause: each event row, and its outbox row, which the
+ * relay reads when no worker fanned the event out in time (Redis away when its job was added, or
+ * Redis lost it). To follow CTEs that name the events as `pending` (id, account_id, event_type,
+ * data); adds the CTE `fired` (id, account_id, event_type, fired_at: FiredEvent's columns).
  */
-export const fanOutOf = (picked: string, leaseMs: string) => `
+export const recordEvents = (pending: string, relayGraceMs: string) => `
+  recorded_events AS (
+    INSERT INTO events (id, account_id, event_type, data)
+    SELECT id, account_id, event_type, data FROM ${pending}
+    RETURNING id, account_id, event_type, created_at),
+  outboxed AS (
+    INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at)
+    SELECT id, account_id, event_type, created_at, created_at + make_interval(secs => ${relayGraceMs} / 1000.0) FROM recorded_events),
+  fired AS (SELECT id, account_id, event_type, ${FIRED_AT('created_at')} AS fired_at FROM recorded_events)`;
+
+/** The `fired` CTE's rows as their jobs carry them. */
+export const firedEventOf = (row: { id: string; account_id: string; event_type: EventType; fired_at: string }): FiredEvent => ({
+  event_id: row.id,
+  event: row.event_type,
+  account_id: row.account_id,
+  fired_at: row.fired_at,
+});
+
+/** A delivery of a fan-out, with its status: `queued`, or what an earlier run of the event's job made of it. */
+export type FannedOutDelivery = Delivery & { status: DeliveryStatus };
+
+export interface FannedOutRow {
+  id: string;
+  event_id: string;
+  hook_id: string;
+  status: DeliveryStatus;
+  account_id: string;
+  target_url: string;
+  max_per_second: number | null;
+  queued_at: Date;
+  /** Its place at the gate, when it waited for one (read by the relay and the `deliveries` queue's jobs). */
+  place?: number | null;
+}
+
+/** What storage gives the engine: a delivery row, in the engine's shape. */
+export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
+  id: row.id,
+  eventId: row.event_id,
+  hookId: row.hook_id,
+  accountId: row.account_id,
+  targetUrl: row.target_url,
+  maxPerSecond: row.max_per_second,
+  queuedAt: row.queued_at.getTime(),
+  ...(row.place != null && { place: row.place }),
+});
+
+/**
+ * The fan-out: takes the events out of the outbox, and makes one `queued` delivery for each
+ * subscription each goes to (its account's and type's, live, of a live key, existing when it
+ * fired; a disabled one counts the event as skipped instead), each the fanning process's to send
+ * until `leaseMs` from now; past that, the relay adds it to the `deliveries` queue. All in one
+ * statement, so one commit for every event of a batch. An event no longer in the outbox was
+ * fanned out before, by an earlier run of its job (stalled, or added twice): its deliveries are
+ * returned as they stand, and it is not fanned out again.
+ */
+const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS i (id, created_at)),
+  picked AS (
+    DELETE FROM event_outbox o USING input i WHERE o.event_id = i.id
+    RETURNING o.event_id AS id, o.account_id, o.event_type, o.created_at),
   -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
   -- so however the planner sizes the tables, it cannot become a hash join over every hook.
   targets AS (
-    SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state FROM ${picked} p
-    CROSS JOIN LATERAL (
-      SELECT h.id, h.state FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+    SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state, h.target_url, h.max_per_second, h.created_at AS hook_created_at
+    FROM picked p CROSS JOIN LATERAL (
+      SELECT h.id, h.state, h.target_url, h.max_per_second, h.created_at FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
       WHERE h.account_id = p.account_id AND h.event_type = p.event_type
         AND h.deleted_at IS NULL AND h.created_at <= p.created_at
       OFFSET 0) h),
@@ -37,7 +92,7 @@ export const fanOutOf = (picked: string, leaseMs: string) => `
     -- queued_at is the event's time: its day partition, and the time in the delivery's id.
     INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
     SELECT ${deliveryIdAt('created_at')}, event_id, hook_id, account_id, 'queued', created_at,
-      clock_timestamp() + make_interval(secs => ${leaseMs} / 1000.0)
+      clock_timestamp() + make_interval(secs => $3 / 1000.0)
     FROM targets WHERE state = 'active'
     ON CONFLICT (event_id, hook_id, queued_at) DO NOTHING
     RETURNING id, event_id, hook_id, queued_at),
@@ -47,19 +102,13 @@ export const fanOutOf = (picked: string, leaseMs: string) => `
     SELECT hook_id, count(*) AS events FROM targets WHERE state = 'disabled' GROUP BY hook_id),
   locked AS (SELECT id FROM hooks WHERE id IN (SELECT hook_id FROM skipping) ORDER BY id FOR NO KEY UPDATE),
   skipped AS (
-    UPDATE hooks h SET skipped = h.skipped + s.events FROM skipping s, locked l WHERE h.id = s.hook_id AND l.id = s.hook_id)`;
-
-/** A fan-out's answer: one row per delivery, and one (without a delivery) per event that has none, in the events' order. */
-export const fannedOutRows = (picked: string) => `
-  SELECT p.id AS event_id, q.id AS delivery_id, p.account_id, h.target_url, h.max_per_second, q.queued_at
-  FROM ${picked} p LEFT JOIN queued q ON q.event_id = p.id LEFT JOIN hooks h ON h.id = q.hook_id
-  ORDER BY p.created_at, p.id, h.created_at`;
-
-export type FannedOutRow = (QueuedDelivery | { delivery_id: null }) & { event_id: string };
-
-/** The deliveries of a fan-out's answer. */
-export const queuedDeliveriesOf = (rows: FannedOutRow[]) =>
-  rows.filter((row): row is QueuedDelivery & { event_id: string } => row.delivery_id !== null);
+    UPDATE hooks h SET skipped = h.skipped + s.events FROM skipping s, locked l WHERE h.id = s.hook_id AND l.id = s.hook_id)
+  SELECT q.id, q.event_id, q.hook_id, 'queued' AS status, t.account_id, t.target_url, t.max_per_second, q.queued_at
+  FROM queued q JOIN targets t ON t.event_id = q.event_id AND t.hook_id = q.hook_id
+  UNION ALL
+  SELECT d.id, d.event_id, d.hook_id, d.status, d.account_id, h.target_url, h.max_per_second, d.queued_at
+  FROM input i JOIN deliveries d ON d.event_id = i.id AND d.queued_at = i.created_at JOIN hooks h ON h.id = d.hook_id
+  WHERE NOT EXISTS (SELECT 1 FROM picked p WHERE p.id = i.id)`;
 
 export function eventQueries(db: Sql) {
   return {
@@ -73,50 +122,34 @@ export function eventQueries(db: Sql) {
       return rows;
     },
 
+    /** Fans the events out (FAN_OUT); returns their deliveries, each with the event it is of. */
+    async fanOut(events: Pick<FiredEvent, 'event_id' | 'fired_at'>[], leaseMs: number): Promise<FannedOutDelivery[]> {
+      const { rows } = await db.query<FannedOutRow>(FAN_OUT, [events.map((event) => event.event_id), events.map((event) => event.fired_at), leaseMs]);
+      return rows.map((row) => ({ ...deliveryOf(row), status: row.status }));
+    },
+
     /**
-     * Fans out the oldest events not yet fanned out (an older web process's, which left them in
-     * the outbox), up to `limit` of them, each once: marks them dispatched and applies the fan-out
-     * rule (`fanOutOf`, each delivery the caller's for `leaseMs`) in one statement, so atomically
-     * and with one commit for the whole batch. Events another process is fanning out are skipped.
-     * Returns how many events it took, and their deliveries in the events' order.
-     *
-     * `lookBackMs` takes only events fired that recently (in the database's clock). The index of
-     * events not yet fanned out keeps an entry for every one fanned out since the last vacuum,
-     * oldest first, and a look at the whole outbox steps over all of them: a look back starts
-     * past them.
+     * Takes up to `limit` events of the outbox whose relay time passed (no worker fanned them
+     * out: their job was never added, or lost), oldest first, for `leaseMs`: another relay
+     * leaves them alone meanwhile. Returns what their jobs carry.
      */
-    async fanOut(limit: number, leaseMs: number, lookBackMs = THE_WHOLE_OUTBOX_MS): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
-      const { rows } = await db.query<FannedOutRow>(
-        `WITH picked AS (
-           SELECT id, account_id, event_type, created_at FROM events
-           WHERE dispatched_at IS NULL AND created_at >= now() - make_interval(secs => $3 / 1000.0)
-           ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
-         marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
-         ${fanOutOf('picked', '$2')}
-         ${fannedOutRows('picked')}`,
-        [limit, leaseMs, lookBackMs],
+    async takeOverdue(limit: number, leaseMs: number): Promise<FiredEvent[]> {
+      const { rows } = await db.query<{ id: string; account_id: string; event_type: EventType; fired_at: string }>(
+        `UPDATE event_outbox o SET relay_at = clock_timestamp() + make_interval(secs => $2 / 1000.0)
+         WHERE o.event_id IN (
+           SELECT event_id FROM event_outbox WHERE relay_at < clock_timestamp() ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING o.event_id AS id, o.account_id, o.event_type, ${FIRED_AT('o.created_at')} AS fired_at`,
+        [limit, leaseMs],
       );
-      return { events: new Set(rows.map((row) => row.event_id)).size, deliveries: queuedDeliveriesOf(rows) };
+      return rows.map(firedEventOf);
     },
 
     /** The outbox: how many events wait to be fanned out, and for how long the oldest has. */
     async outbox() {
       const { rows } = await db.query<{ depth: number; oldest_seconds: number | null }>(
-        `SELECT count(*)::int AS depth, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest_seconds
-         FROM events WHERE dispatched_at IS NULL`,
+        `SELECT count(*)::int AS depth, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest_seconds FROM event_outbox`,
       );
       return { depth: rows[0]!.depth, oldestSeconds: rows[0]!.oldest_seconds ?? 0 };
     },
   };
-}
-
-/** A queued delivery, with what pacing it needs. */
-export interface QueuedDelivery {
-  delivery_id: string;
-  account_id: string;
-  target_url: string;
-  max_per_second: number | null;
-  queued_at: Date;
-  /** Its place in line at the gate, once it had one and waited (relayed deliveries). */
-  place?: number | null;
 }

@@ -271,4 +271,26 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     // per delivery, too.
     sql: `DROP INDEX deliveries_by_age;`,
   },
+  {
+    version: 9,
+    name: 'event outbox',
+    // Workers fan events out, so an event is recorded before its deliveries exist. The outbox
+    // holds one row per event not yet fanned out, written with the event and deleted by the
+    // statement that fans it out: small and short-lived, where marking the events themselves
+    // would rewrite every event row and all of its indexes once more.
+    sql: `
+      CREATE TABLE event_outbox (
+        event_id uuid PRIMARY KEY,
+        account_id text NOT NULL,
+        event_type text NOT NULL,
+        created_at timestamptz NOT NULL,
+        -- When the relay adds the event's job again, had no worker fanned it out by then.
+        relay_at timestamptz NOT NULL
+      );
+      INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at)
+      SELECT id, account_id, event_type, created_at, clock_timestamp() FROM events WHERE dispatched_at IS NULL;
+      DROP INDEX events_undispatched;
+      ALTER TABLE events DROP COLUMN dispatched_at;
+    `,
+  },
 ];

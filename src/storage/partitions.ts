@@ -137,7 +137,8 @@ export function partitionQueries(db: Database) {
           const { rows } = await tx.query<{ busy: boolean }>(
             `SELECT EXISTS (SELECT 1 FROM ${partition.name} WHERE status = 'queued')
                OR EXISTS (SELECT 1 FROM ${partition.name} WHERE status = 'sending')
-               ${sameDay ? `OR EXISTS (SELECT 1 FROM ${sameDay.name} WHERE dispatched_at IS NULL)` : ''} AS busy`,
+               OR EXISTS (SELECT 1 FROM event_outbox WHERE created_at < $1::timestamptz) AS busy`,
+            [new Date(partition.until).toISOString()],
           );
           if (rows[0]!.busy) return [];
           await tx.exec(`ALTER TABLE deliveries DETACH PARTITION ${partition.name}`);

@@ -79,12 +79,13 @@ export function retentionQueries(db: Sql) {
 
     /**
      * Events older than the cutoff that were fanned out and that no delivery points at any more
-     * (so none is queued or sending). An event not yet dispatched is the outbox's: never pruned.
+     * (so none is queued or sending). An event still in the outbox is never pruned.
      */
     pruneEvents: (retentionMs: number, limit: number) =>
       run(
         `DELETE FROM events WHERE (id, created_at) IN (
-           SELECT e.id, e.created_at FROM events e WHERE e.created_at < ${cutoff('$1')} AND e.dispatched_at IS NOT NULL
+           SELECT e.id, e.created_at FROM events e WHERE e.created_at < ${cutoff('$1')}
+             AND NOT EXISTS (SELECT 1 FROM event_outbox o WHERE o.event_id = e.id)
              AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
            ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
         [retentionMs, limit],

@@ -1,21 +1,25 @@
 import type { Logger } from 'pino';
 import { hookDisableRule, type Config } from '../config.js';
+import { reportOf, type Delivery, type DeliveryJobData, type DeliveryReport } from '../domain/delivery.js';
+import type { FiredEvent } from '../domain/events.js';
+import { createTurnCounter } from '../domain/turns.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { DelayQueue } from '../queue/jobQueue.js';
-import { createLocalQueue } from '../queue/localQueue.js';
-import { createLocalHandoff } from '../queue/handoff.js';
+import { createInProcessQueue } from '../queue/inProcessQueue.js';
+import type { JobHandler } from '../queue/jobQueue.js';
 import { listenCertificateFingerprints } from '../storage/listenCertificates.js';
 import type { Store } from '../storage/store.js';
-import { createDeliverer } from './deliver.js';
-import { startFanOut } from './fanOut.js';
+import { createDeliverer, NEAR_WAIT_MS } from './deliver.js';
+import { createDeliveryJobHandler } from './deliveryJob.js';
+import type { Parking } from './deliveryWrites.js';
+import { createEventJobHandler, type EventJobResult } from './eventJob.js';
 import { createInFlightLimits, defaultInFlightLimits } from './inFlight.js';
-import type { DeliveryJob } from './jobs.js';
-import { startOutboxRelay } from './outboxRelay.js';
+import { createLine } from './line.js';
 import { createLocalPacer, type Pacer } from './pacer.js';
 import { createPoster } from './poster.js';
+import { startRelay } from './relay.js';
 
-/** Fan-out keeps at most this many deliveries per concurrent POST ready in the local queue. */
-const READY_PER_SLOT = 4;
+/** Jobs of each queue a process runs at once, per delivery it may send at once: jobs wait for their deliveries. */
+export const JOBS_PER_DELIVERY_SLOT = 4;
 
 export interface EngineDeps {
   config: Config;
@@ -25,11 +29,12 @@ export interface EngineDeps {
 }
 
 /**
- * The engine of one process, in either mode: fan-out from the outbox into a local queue, the one
- * delivery handler behind it, and the relay of overdue deliveries. `delayQueue` keeps deliveries
- * that wait long (BullMQ); without it they wait on timers in the process.
+ * The engine of one process that delivers, in either mode: the line every delivery passes
+ * (in-flight caps, turns between accounts, a short wait for its time) in front of the one
+ * delivery handler (gate, claim, POST, record), and the handlers of the two queues' jobs, which
+ * hand it their deliveries. `parking` is the `deliveries` queue, where longer waits go.
  */
-export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: Pacer, delayQueue: DelayQueue<DeliveryJob> | undefined) {
+export function createEngine({ config, store, metrics, log }: EngineDeps, pacer: Pacer, parking: Parking) {
   const poster = createPoster({
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: config.DELIVERY_ALLOW_PRIVATE_NETWORKS,
@@ -44,27 +49,33 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
   });
   const stopping = new AbortController();
   const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
-  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, delayQueue, stopping: stopping.signal, disableRule: hookDisableRule(config) });
-  const deliveries = createLocalQueue(deliverer.deliver, {
-    capacity: config.EMBEDDED_QUEUE_CAPACITY,
+  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, parking, stopping: stopping.signal, disableRule: hookDisableRule(config) });
+  const line = createLine<Delivery, DeliveryReport>(deliverer.deliver, {
     concurrency: config.DELIVERY_CONCURRENCY,
     admission: inFlight,
+    roomWaitMs: NEAR_WAIT_MS,
+    leaveLine: deliverer.leaveLine,
+    closedOutcome: (delivery) => reportOf(delivery, 'queued'),
     log,
-    name: 'deliveries',
   });
-  const fanOut = startFanOut(store, deliveries, { readyLimit: READY_PER_SLOT * config.DELIVERY_CONCURRENCY, log });
-  const relay = startOutboxRelay(store, deliveries, log, config.DELIVERY_MAX_WAIT);
-  metrics.watchQueues({ outbox: store.events, due: store.deliveries, local: deliveries, delayed: delayQueue });
+  const turnOf = createTurnCounter();
+  /** Puts a delivery in line, at its turn among its account's due in the same second, from `dueAt`. */
+  const deliver = (delivery: Delivery, dueAt?: number) => {
+    const now = Date.now();
+    return line.add({ id: delivery.id, data: delivery, runAt: dueAt, priority: turnOf(delivery.accountId, dueAt ?? now, now) });
+  };
   return {
-    deliveries,
-    wakeFanOut: fanOut.wake,
-    /** Where handed deliveries go (src/queue/handoff.ts), and how many fit now. */
-    handed: { room: fanOut.room, take: fanOut.take },
-    /** Takes no new work, lets the POSTs in flight finish and their outcomes commit. */
+    line,
+    handlers: {
+      events: createEventJobHandler(store, deliver) satisfies JobHandler<FiredEvent, EventJobResult>,
+      deliveries: createDeliveryJobHandler(store, deliver) satisfies JobHandler<DeliveryJobData, DeliveryReport>,
+    },
+    /** Jobs of each queue to run at once. */
+    jobConcurrency: JOBS_PER_DELIVERY_SLOT * config.DELIVERY_CONCURRENCY,
+    /** Takes no new deliveries, leaves those waiting to the relay, lets the POSTs in flight finish and their outcomes commit. */
     async stop() {
-      await Promise.all([fanOut.stop(), relay.stop()]);
       stopping.abort();
-      await deliveries.close();
+      await line.close();
       await deliverer.settled();
       await Promise.all([pacer.close(), poster.close()]);
     },
@@ -72,12 +83,25 @@ export function startEngine({ config, store, metrics, log }: EngineDeps, pacer: 
 }
 
 /**
- * The embedded mode's engine, inside the web process: an in-process pacer, and deliveries that
- * wait on timers here. Returns the handoff the services give committed deliveries to.
+ * The embedded mode's engine, inside the web process: both queues in the process, an in-process
+ * pacer, and the relay. Returns the `events` queue the services add fired events to.
  */
 export function startEmbeddedEngine(deps: EngineDeps) {
-  const engine = startEngine(deps, createLocalPacer(deps.config.DELIVERY_BUDGET_PER_HOST), undefined);
-  const handoff = createLocalHandoff();
-  handoff.listen(engine.handed.take);
-  return { handoff, stop: engine.stop };
+  const { config, log } = deps;
+  let handlers: ReturnType<typeof createEngine>['handlers'] | undefined;
+  const options = { concurrency: JOBS_PER_DELIVERY_SLOT * config.DELIVERY_CONCURRENCY, capacity: config.EMBEDDED_QUEUE_CAPACITY, log };
+  const deliveries = createInProcessQueue<DeliveryJobData, DeliveryReport>('deliveries', (data, job) => handlers!.deliveries(data, job), options);
+  const events = createInProcessQueue<FiredEvent, EventJobResult>('events', (data, job) => handlers!.events(data, job), options);
+  const engine = createEngine(deps, createLocalPacer(config.DELIVERY_BUDGET_PER_HOST), { queue: deliveries, keepsDelayedJobs: false });
+  handlers = engine.handlers;
+  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
+  deps.metrics.watchQueues({ queues: { events, deliveries }, line: engine.line });
+  return {
+    events,
+    /** Stops the relay and the queues' intake, lets running deliveries finish. */
+    async stop() {
+      await relay.stop();
+      await Promise.all([events.close(), deliveries.close(), engine.stop()]);
+    },
+  };
 }

@@ -3,18 +3,39 @@ import type { Logger } from 'pino';
 import { envelopeBody } from '../domain/events.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { DelayedJob, DelayQueue } from '../queue/jobQueue.js';
+import { RELAY_GRACE_MS, type Delivery, type DeliveryJobData } from '../domain/delivery.js';
+import type { JobQueue } from '../queue/jobQueue.js';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/deliveries.js';
 import type { Store } from '../storage/store.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import { reportDisabled } from './hookDisables.js';
-import type { DeliveryJob } from './jobs.js';
 import { untilDone } from './retry.js';
 
 /** A claimed delivery with the body it is sent with. */
 export type SendableDelivery = ClaimedDelivery & { body: string };
 
 const nothing = <T>(items: T[]) => items.map(() => undefined);
+
+/** Where parked deliveries wait: the `deliveries` queue, and whether it keeps them across a restart. */
+export interface Parking {
+  queue: JobQueue<DeliveryJobData>;
+  /** BullMQ on Redis keeps delayed jobs; the embedded process's queue holds them in memory only. */
+  keepsDelayedJobs: boolean;
+}
+
+/** A delivery to park until `dueAt` (epoch ms, whole), and why (the job's name). */
+export interface ToPark {
+  delivery: Delivery;
+  dueAt: number;
+  reason: 'paced' | 'waiting-for-room';
+}
+
+/**
+ * In a queue that keeps nothing across a restart, waits up to this long are its delayed jobs. A
+ * longer one is left to the relay, which adds the delivery again when its time comes: a paced
+ * backlog of hours then holds no memory.
+ */
+const LONGEST_WAIT_IN_MEMORY_MS = 60_000;
 
 /**
  * Claims per statement, at most. Every POST of a claim batch waits for its whole statement, so
@@ -27,13 +48,13 @@ const CLAIMS_PER_STATEMENT = 64;
 
 /**
  * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, drops, expiries
- * and postponements of concurrent deliveries share one statement and one commit, and the deliveries
- * parked in the delay queue share one call. Recording outcomes also keeps their hooks' health,
- * and disables a hook `health.rule` says to, in the same statement.
+ * and parkings of concurrent deliveries share one statement and one commit, and the jobs of the
+ * deliveries parked share one call. Recording outcomes also keeps their hooks' health, and
+ * disables a hook `health.rule` says to, in the same statement.
  */
 export function createDeliveryWrites(
   store: Store,
-  delayQueue: DelayQueue<DeliveryJob> | undefined,
+  parking: Parking,
   log: Logger,
   stopping: AbortSignal,
   health: { rule: HookDisableRule; metrics: Metrics },
@@ -76,25 +97,37 @@ export function createDeliveryWrites(
      * them all at once and opened a connection per copy, up to the whole pool.
      */
     drop: groupCommit(async (ids: string[]) => {
-      await deliveries.dropUnclaimable(ids);
-      return nothing(ids);
+      const dropped = new Set(await deliveries.dropUnclaimable(ids));
+      return ids.map((id) => dropped.has(id));
     }),
-    postpone: groupCommit(async (entries: { deliveryId: string; relayAt: number; place: number }[]) => {
-      await deliveries.postpone(entries);
+    /**
+     * Parks deliveries until their time: the relay leaves each alone until a little after it (its
+     * place kept for it), and its job of the `deliveries` queue brings it back then. A wait too
+     * long to hold in memory is left to the relay alone.
+     */
+    park: groupCommit(async (entries: ToPark[]) => {
+      const now = Date.now();
+      const queued = entries.filter((entry) => parking.keepsDelayedJobs || entry.dueAt - now <= LONGEST_WAIT_IN_MEMORY_MS);
+      const inQueue = new Set(queued);
+      await deliveries.postpone(
+        entries.map((entry) => ({ deliveryId: entry.delivery.id, relayAt: entry.dueAt + (inQueue.has(entry) ? RELAY_GRACE_MS : 0), place: entry.delivery.place ?? null })),
+      );
+      await parking.queue.add(
+        queued.map(({ delivery, dueAt, reason }) => ({
+          id: `${delivery.id}.${dueAt}`,
+          name: reason,
+          data: { delivery_id: delivery.id, event_id: delivery.eventId, hook_id: delivery.hookId, account_id: delivery.accountId, due_at: dueAt },
+          runAt: dueAt,
+        })),
+      );
       return nothing(entries);
     }),
-    park:
-      delayQueue &&
-      groupCommit(async (jobs: DelayedJob<DeliveryJob>[]) => {
-        await delayQueue.add(jobs);
-        return nothing(jobs);
-      }),
   };
   return {
     ...writes,
     /** Resolves once every write submitted so far is done: at shutdown, after the last delivery. */
     async settled() {
-      await Promise.all([writes.claim, writes.record, writes.drop, writes.expire, writes.postpone, writes.park].map((write) => write?.settled()));
+      await Promise.all([writes.claim, writes.record, writes.drop, writes.expire, writes.park].map((write) => write.settled()));
     },
   };
 }

@@ -1,5 +1,5 @@
-import type { Admission } from '../queue/localQueue.js';
-import type { DeliveryJob } from './jobs.js';
+import type { Delivery } from '../domain/delivery.js';
+import type { Admission } from './line.js';
 import { hostOf } from './targetHosts.js';
 
 const LEVELS = ['target', 'account', 'host'] as const;
@@ -8,17 +8,17 @@ const LEVELS = ['target', 'account', 'host'] as const;
  * Caps how many POSTs one target URL, one account and one target host may have in flight in
  * this process, so that hanging or slow targets hold only part of the delivery capacity: one
  * bad URL cannot take its account's share, and one account (or host) cannot take everyone's.
- * A delivery over a cap waits in the local queue, holding nothing, in line by its turn: when room
+ * A delivery over a cap waits in the line (line.ts), holding nothing, in line by its turn: when room
  * comes back under that cap, the best-placed delivery waiting for it goes first.
  */
-export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }): Admission<DeliveryJob> {
+export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }): Admission<Delivery> {
   const limitOf = { target: limits.perTarget, account: limits.perAccount, host: limits.perHost };
   const counts = new Map<string, number>();
-  const keysOf = (job: DeliveryJob) => [`target ${job.targetUrl}`, `account ${job.accountId}`, `host ${hostOf(job.targetUrl)}`];
+  const keysOf = (delivery: Delivery) => [`target ${delivery.targetUrl}`, `account ${delivery.accountId}`, `host ${hostOf(delivery.targetUrl)}`];
   return {
     keysOf,
-    take(job) {
-      const keys = keysOf(job);
+    take(delivery) {
+      const keys = keysOf(delivery);
       const full = keys.findIndex((key, i) => (counts.get(key) ?? 0) >= limitOf[LEVELS[i]!]);
       if (full >= 0) return { waitFor: keys[full]! };
       for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);

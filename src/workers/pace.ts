@@ -1,5 +1,5 @@
 import type { GateAsk, GrantedDeparture } from '../domain/pacing.js';
-import type { DeliveryJob } from './jobs.js';
+import type { Delivery } from '../domain/delivery.js';
 import type { Pacer } from './pacer.js';
 
 export interface PaceSettings {
@@ -12,12 +12,12 @@ export interface PaceSettings {
 export type GateDecision =
   /**
    * Leave in `inMs`, or from `fromMs` once claimed: the departure (`granted`) is this delivery's.
-   * `job` holds its place. `answeredInMs`: how long the pacer took to answer, in this process's
+   * `delivery` holds its place. `answeredInMs`: how long the pacer took to answer, in this process's
    * clock (see passGate).
    */
-  | { kind: 'go'; inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture; job: DeliveryJob }
-  /** Run again at `job.dueAt`, holding its place. */
-  | { kind: 'wait'; job: DeliveryJob & { dueAt: number; place: number } }
+  | { kind: 'go'; inMs: number; fromMs: number; answeredInMs: number; granted: GrantedDeparture; delivery: Delivery }
+  /** Run again at `dueAt`, holding its place. */
+  | { kind: 'wait'; delivery: Delivery & { place: number }; dueAt: number }
   | { kind: 'expired' };
 
 /**
@@ -33,25 +33,25 @@ export type GateDecision =
  */
 export async function passGate(
   pacer: Pacer,
-  job: DeliveryJob,
+  delivery: Delivery,
   settings: PaceSettings,
   departure: Omit<GateAsk, 'place'>,
 ): Promise<GateDecision> {
-  const maxWaitMs = job.queuedAt + settings.maxWaitMs - Date.now();
+  const maxWaitMs = delivery.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
   const asked = Date.now();
   const answer = await pacer.gate({
-    targetUrl: job.targetUrl,
-    accountId: job.accountId,
-    perSecond: job.maxPerSecond ?? settings.ratePerTarget,
+    targetUrl: delivery.targetUrl,
+    accountId: delivery.accountId,
+    perSecond: delivery.maxPerSecond ?? settings.ratePerTarget,
     maxWaitMs,
-    place: job.place,
+    place: delivery.place,
     ...departure,
   });
   if (answer.kind === 'too_late') return { kind: 'expired' };
   if (answer.kind === 'go') {
     const { inMs, fromMs, granted } = answer;
-    return { kind: 'go', inMs, fromMs, answeredInMs: Date.now() - asked, granted, job: { ...job, place: answer.place } };
+    return { kind: 'go', inMs, fromMs, answeredInMs: Date.now() - asked, granted, delivery: { ...delivery, place: answer.place } };
   }
-  return { kind: 'wait', job: { ...job, place: answer.place, dueAt: Date.now() + answer.waitMs } };
+  return { kind: 'wait', delivery: { ...delivery, place: answer.place }, dueAt: Date.now() + answer.waitMs };
 }

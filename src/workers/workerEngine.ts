@@ -1,37 +1,38 @@
-import { createBullProducer, startBullWorker } from '../queue/bullmq.js';
+import type { DeliveryJobData, DeliveryReport } from '../domain/delivery.js';
+import type { FiredEvent } from '../domain/events.js';
+import { createBullQueue, startBullConsumer, type KeptJobs } from '../queue/bullmq.js';
 import type { RedisSettings } from '../queue/redisConnection.js';
-import { listenForNewEvents, receiveHandoffs } from '../queue/redisHandoff.js';
-import { startEngine, type EngineDeps } from './deliveryEngine.js';
-import type { DeliveryJob } from './jobs.js';
+import { createEngine, type EngineDeps } from './deliveryEngine.js';
+import type { EventJobResult } from './eventJob.js';
 import { createRedisPacer } from './redisPacer.js';
-
-/** Delay-queue jobs handed over at once: each is only handed to the local queue. */
-const HAND_OVER_CONCURRENCY = 32;
+import { startRelay } from './relay.js';
 
 /**
- * A worker process's engine: the Redis pacer shared by all workers, BullMQ's delayed jobs for
- * deliveries that wait long, the deliveries web processes hand over, and their new-events ring.
+ * A worker process's engine: it consumes both BullMQ queues (a job per fired event, a job per
+ * parked or relayed delivery) with the engine's handlers, paces through Redis with every other
+ * worker, parks long waits in the `deliveries` queue, and relays what the queues lost.
  */
-export function startWorkerEngine(deps: EngineDeps, redis: RedisSettings) {
+export function startWorkerEngine(deps: EngineDeps, redis: RedisSettings, kept: KeptJobs) {
   const { config, log } = deps;
-  const delayQueue = createBullProducer<DeliveryJob>(redis, 'deliveries', { log, failFast: false });
-  const engine = startEngine(deps, createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log), delayQueue);
-  const handOver = startBullWorker<DeliveryJob>(
-    redis,
-    'deliveries',
-    async (job) => void engine.deliveries.add([{ id: job.deliveryId, data: job, runAt: job.dueAt, priority: job.turn }]),
-    { concurrency: HAND_OVER_CONCURRENCY, lockMs: config.WORKER_LOCK_MS, log },
-  );
-  const handoffs = receiveHandoffs(redis, engine.handed, log);
-  const rings = listenForNewEvents(redis, engine.wakeFanOut, log);
-  // The worker's Redis, for its readiness gauge: the delay queue's connection (it waits for Redis, so the check has a timeout).
-  deps.metrics.watchReadiness('redis', () => delayQueue.ping());
+  const producer = { log, failFast: false, kept };
+  const events = createBullQueue<FiredEvent>(redis, 'events', producer);
+  const deliveries = createBullQueue<DeliveryJobData>(redis, 'deliveries', producer);
+  const engine = createEngine(deps, createRedisPacer(redis, config.DELIVERY_BUDGET_PER_HOST, log), { queue: deliveries, keepsDelayedJobs: true });
+  const consumer = { concurrency: engine.jobConcurrency, lockMs: config.WORKER_LOCK_MS, kept, log };
+  const consumers = [
+    startBullConsumer<FiredEvent, EventJobResult>(redis, 'events', engine.handlers.events, consumer),
+    startBullConsumer<DeliveryJobData, DeliveryReport>(redis, 'deliveries', engine.handlers.deliveries, consumer),
+  ];
+  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
+  deps.metrics.watchQueues({ line: engine.line });
+  // The worker's Redis, for its readiness gauge (its connection waits for Redis, so the check has a timeout).
+  deps.metrics.watchReadiness('redis', () => deliveries.ping());
   return {
-    /** Takes no new jobs, lets running deliveries finish, then closes connections. */
+    /** Takes no new jobs, leaves waiting deliveries to the relay, lets running ones finish, then closes connections. */
     async stop() {
-      await Promise.all([handOver.close(), handoffs.close(), rings.close()]);
-      await engine.stop();
-      await delayQueue.close();
+      await relay.stop();
+      await Promise.all([...consumers.map((consumer) => consumer.close()), engine.stop()]);
+      await Promise.all([events.close(), deliveries.close()]);
     },
   };
 }

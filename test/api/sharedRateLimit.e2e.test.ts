@@ -16,7 +16,7 @@ describeEachRedisShape('the API rate limit across web processes, Redis %s', (sha
   let second: Awaited<ReturnType<typeof startWeb>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', redis: shape, workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    stack = await startStack({ mode: 'workers', redis: shape, workers: 0, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
     second = await startWeb(stack.env);
   });
   afterAll(async () => {

@@ -20,7 +20,7 @@ describe.each(stackModes())('auto-disable, %s mode', (mode) => {
 
   beforeAll(async () => {
     stack = await startStack({ mode, env: { HOOK_DISABLE_AFTER: '2s', HOOK_DISABLE_MIN_FAILURES: '3', LOG_LEVEL: 'warn' } });
-    if (mode === 'bullmq') {
+    if (mode === 'workers') {
       const port = await freePort();
       stack.workers.push(startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port) }));
       metricsUrl = `http://127.0.0.1:${port}/metrics`;

@@ -23,7 +23,7 @@ describe.each(stackShapes())('fairness between accounts, $label', ({ label, mode
     stack = await startStack({
       mode,
       redis,
-      workers: mode === 'bullmq' ? 1 : 0,
+      workers: mode === 'workers' ? 1 : 0,
       env: { LOG_LEVEL: 'warn', DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS), DELIVERY_CONCURRENCY: '16' },
     });
     other = stack.http.api(await stack.http.newKey('other-account'));

@@ -39,7 +39,7 @@ const pacingShapes = () => stackShapes().map((shape) => ({ ...shape, all: shape.
 describe.each(pacingShapes())('pacing deliveries, $label', ({ label, mode, redis, all }) => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ mode, redis, workers: mode === 'bullmq' ? 2 : 0, env: { LOG_LEVEL: 'warn' } });
+    stack = await startStack({ mode, redis, workers: mode === 'workers' ? 2 : 0, env: { LOG_LEVEL: 'warn' } });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -140,7 +140,7 @@ describe.each(pacingShapes())('pacing deliveries, $label', ({ label, mode, redis
 describe.each(stackModes())('bounded waiting, %s', (mode) => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ mode, workers: mode === 'bullmq' ? 1 : 0, env: { LOG_LEVEL: 'warn', DELIVERY_MAX_WAIT: '4500ms' } });
+    stack = await startStack({ mode, workers: mode === 'workers' ? 1 : 0, env: { LOG_LEVEL: 'warn', DELIVERY_MAX_WAIT: '4500ms' } });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -170,7 +170,7 @@ describe.each(stackModes())('pacing made visible, %s', (mode) => {
   beforeAll(async () => {
     stack = await startStack({ mode, env: { LOG_LEVEL: 'warn' } });
     metricsUrl = `${stack.web.url}/metrics`;
-    if (mode === 'bullmq') {
+    if (mode === 'workers') {
       const port = await freePort();
       stack.workers.push(startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port), HOST: '127.0.0.1' }));
       metricsUrl = `http://127.0.0.1:${port}/metrics`;
@@ -193,7 +193,7 @@ describe.each(stackModes())('pacing made visible, %s', (mode) => {
     await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/visible`, max_per_second: 1 });
     await stack.newContacts(6);
     await waitUntil(async () => ((await metric('webhook_deliveries_waiting_for_slot')) ?? 0) >= 1, 10_000);
-    if (mode === 'bullmq') {
+    if (mode === 'workers') {
       const board = await fetch(`${stack.web.url}/admin/queues/api/queues?activeQueue=deliveries&status=delayed&page=1`, {
         headers: { authorization: `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}` },
       });

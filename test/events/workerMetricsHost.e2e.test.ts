@@ -17,7 +17,7 @@ const scrape = (host: string, port: number) =>
 describe.runIf(withPostgresAndRedis)('a worker’s metrics port', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 0 });
+    stack = await startStack({ mode: 'workers', workers: 0 });
   });
   afterAll(async () => {
     await stack?.stop();

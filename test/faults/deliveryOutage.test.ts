@@ -20,7 +20,7 @@ describe.runIf(withPostgresAndRedis)('a PostgreSQL outage while workers drain a 
   beforeAll(async () => {
     proxy = await startPostgresProxy({ host: '127.0.0.1', port: 5432 });
     stack = await startStack({
-      mode: 'bullmq',
+      mode: 'workers',
       env: { LOG_LEVEL: 'error' },
       serviceDatabaseUrl: (url) => Object.assign(new URL(url), { host: `127.0.0.1:${proxy.port}` }).toString(),
     });

@@ -22,7 +22,7 @@ describe.runIf(withPostgresAndRedis)('table sizes under constant load with RETEN
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', workers: 1, env: { RETENTION_DAYS: String(RETENTION_S / 86_400) } });
+    stack = await startStack({ mode: 'workers', workers: 1, env: { RETENTION_DAYS: String(RETENTION_S / 86_400) } });
   });
   afterAll(async () => {
     await stack?.stop();

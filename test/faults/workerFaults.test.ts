@@ -25,7 +25,7 @@ describeEachRedisShape('worker faults never produce a second POST, Redis %s', (s
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    stack = await startStack({ mode: 'bullmq', redis: shape, workers: 2 });
+    stack = await startStack({ mode: 'workers', redis: shape, workers: 2 });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -29,7 +29,7 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
     // Both processes reach PostgreSQL through a proxy the test can stall (a partition).
     proxy = await startPostgresProxy({ host: '127.0.0.1', port: 5432 });
     stack = await startStack({
-      mode: 'bullmq',
+      mode: 'workers',
       workers: 0,
       serviceDatabaseUrl: (url) => Object.assign(new URL(url), { host: `127.0.0.1:${proxy.port}` }).toString(),
     });

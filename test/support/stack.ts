@@ -10,10 +10,10 @@ import { startProcess, startWeb, stopAllProcesses, withPostgresAndRedis, type Se
 import { startReceiver, type ReceivedRequest, type ReceiverResponse } from './receiver.js';
 import { redisFor, withRedisCluster, type RedisShape } from './redisShapes.js';
 
-export type StackMode = 'embedded' | 'bullmq';
+export type StackMode = 'embedded' | 'workers';
 
 /** The modes a delivery suite runs in: embedded always, web + workers where PostgreSQL and Redis are. */
-export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'bullmq'] : ['embedded']);
+export const stackModes = (): StackMode[] => (withPostgresAndRedis ? ['embedded', 'workers'] : ['embedded']);
 
 export interface StackShape {
   label: string;
@@ -24,19 +24,19 @@ export interface StackShape {
 /** The modes of stackModes(), and the production shape on a Redis Cluster where the cluster suites run. */
 export const stackShapes = (): StackShape[] => [
   ...stackModes().map((mode) => ({ label: mode, mode })),
-  ...(withRedisCluster ? [{ label: 'bullmq on a Redis Cluster', mode: 'bullmq' as const, redis: 'cluster' as const }] : []),
+  ...(withRedisCluster ? [{ label: 'workers on a Redis Cluster', mode: 'workers' as const, redis: 'cluster' as const }] : []),
 ];
 
 /**
  * The service for a test file, in either shape, with an HTTPS receiver whose answer per path the
- * test sets (`delayMs`, or a whole `answers` function). `bullmq` is the production shape:
+ * test sets (`delayMs`, or a whole `answers` function). `workers` is the production shape:
  * PostgreSQL (fresh database), Redis (own key prefix), a web process that only produces, and
  * `workers` worker processes, on the machine's Redis or (`redis: 'cluster'`) a Redis Cluster of
  * its own. `embedded` is one web process on PGlite in a temporary directory. `stop()` removes all of it.
  */
 export async function startStack(options: {
   mode: StackMode;
-  /** The bullmq mode's Redis: the machine's server (default), or a cluster started for this stack. */
+  /** The workers mode's Redis: the machine's server (default), or a cluster started for this stack. */
   redis?: RedisShape;
   workers?: number;
   env?: Record<string, string>;
@@ -44,8 +44,8 @@ export async function startStack(options: {
   serviceDatabaseUrl?: (url: string) => string;
 }) {
   const { mode, workers: workerCount = 0 } = options;
-  const redis = mode === 'bullmq' ? await redisFor(options.redis ?? 'single') : undefined;
-  const database = mode === 'bullmq' ? await createPostgresDatabase() : undefined;
+  const redis = mode === 'workers' ? await redisFor(options.redis ?? 'single') : undefined;
+  const database = mode === 'workers' ? await createPostgresDatabase() : undefined;
   const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'contact-hooks-stack-')) : undefined;
   const delayMs: Record<string, number> = {};
   const answers: Record<string, (request: ReceivedRequest) => ReceiverResponse> = {};
@@ -114,7 +114,7 @@ export async function startStack(options: {
     },
     /** Reads what the service committed (PostgreSQL only: PGlite allows one process, the server's). */
     async sql(text: string, params: unknown[] = []) {
-      if (!database) throw new Error('sql() needs the bullmq stack; read an embedded service through its API');
+      if (!database) throw new Error('sql() needs the workers stack; read an embedded service through its API');
       const connection = new pg.Client({ connectionString: database.url });
       await connection.connect();
       try {

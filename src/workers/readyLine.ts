@@ -1,5 +1,5 @@
 /**
- * The local queue's ready jobs in order: by rank (lower first), first in first out within one.
+ * The line's ready entries in order: by rank (lower first), first in first out within one.
  * A binary heap on (rank, arrival), so a burst of one account's jobs costs each of them log n,
  * and a job of another account still goes to the front at once.
  */

@@ -1,0 +1,82 @@
+import type { Logger } from 'pino';
+import { RELAY_GRACE_MS, type DeliveryJobData } from '../domain/delivery.js';
+import type { FiredEvent } from '../domain/events.js';
+import type { JobQueue } from '../queue/jobQueue.js';
+import type { Store } from '../storage/store.js';
+
+/** How often the database is looked at for work nobody did in time. */
+const RELAY_INTERVAL_MS = 1_000;
+/** Events or deliveries per statement; a pass takes page after page while pages come full. */
+const PAGE_SIZE = 500;
+/**
+ * Deliveries are looked for among those queued since DELIVERY_MAX_WAIT ago and this much more,
+ * so a difference between this process's clock and the database's never hides one.
+ */
+const CLOCK_SLACK_MS = 10 * 60_000;
+
+/** The queues the relay adds to; a queue with `room` (the embedded one) is given no more than that. */
+export interface RelayQueues {
+  events: JobQueue<FiredEvent> & { room?(): number };
+  deliveries: JobQueue<DeliveryJobData> & { room?(): number };
+}
+
+/**
+ * The database is the record; the queues only carry work. This adds again, once a second, what
+ * the queues lost or never got: events still in the outbox past their relay time (their job was
+ * never added, Redis away, or Redis lost it; a kept failed job runs again), and queued deliveries
+ * past theirs (the process that fanned them out or parked them died, or Redis lost the parked
+ * job). Each is taken for RELAY_GRACE_MS, so no other relay takes it meanwhile. Adding work twice
+ * is safe: a fan-out happens once, and a delivery's claim allows it one POST. Only deliveries that
+ * may still be sent (DELIVERY_MAX_WAIT) are looked for; maintenance expires older ones.
+ */
+export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWaitMs: number) {
+  const pageOf = (queue: { room?(): number }) => Math.min(PAGE_SIZE, queue.room?.() ?? PAGE_SIZE);
+
+  async function relayEvents() {
+    let relayed = 0;
+    for (let page = pageOf(queues.events); page > 0; page = pageOf(queues.events)) {
+      const events = await store.events.takeOverdue(page, RELAY_GRACE_MS);
+      await queues.events.add(events.map((event) => ({ id: event.event_id, name: event.event, data: event })), { again: true });
+      relayed += events.length;
+      if (events.length < page) break;
+    }
+    return relayed;
+  }
+
+  async function relayDeliveries() {
+    let relayed = 0;
+    for (let page = pageOf(queues.deliveries); page > 0; page = pageOf(queues.deliveries)) {
+      const now = Date.now();
+      const deliveries = await store.deliveries.takeOverdue(page, RELAY_GRACE_MS, now - maxWaitMs - CLOCK_SLACK_MS);
+      await queues.deliveries.add(
+        deliveries.map((delivery) => ({
+          id: `${delivery.id}.relayed.${now}`,
+          name: 'relayed',
+          data: { delivery_id: delivery.id, event_id: delivery.eventId, hook_id: delivery.hookId, account_id: delivery.accountId, due_at: now },
+        })),
+      );
+      relayed += deliveries.length;
+      if (deliveries.length < page) break;
+    }
+    return relayed;
+  }
+
+  async function pass() {
+    const events = await relayEvents();
+    const deliveries = await relayDeliveries();
+    if (events + deliveries > 0) log.info({ events, deliveries }, 'relayed overdue work from the database to the queues');
+  }
+
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= pass()
+      .catch((error: unknown) => log.warn({ err: error }, 'relay pass failed; trying again'))
+      .finally(() => (running = undefined));
+  }, RELAY_INTERVAL_MS);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
