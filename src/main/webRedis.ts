@@ -3,18 +3,7 @@ import { bullBoard } from '../api/bullBoard.js';
 import { keptJobs, type Config } from '../config.js';
 import type { FiredEvent } from '../domain/events.js';
 import { createBullQueue } from '../queue/bullmq.js';
-import type { QueueName } from '../queue/jobQueue.js';
 import { connectRedis, type RedisTarget } from '../queue/redisConnection.js';
-
-/** What an operator reads above each queue's jobs in Bull Board. */
-const QUEUES_SHOWN = {
-  events:
-    'One job per fired event (job id = the event id, the webhook-id its POSTs carry; name = the event type). A worker fans it out and delivers it; ' +
-    'its return value lists each delivery with its status. It fails only when its fan-out could not be written, and is never retried by BullMQ: the relay adds it again.',
-  deliveries:
-    'Deliveries waiting for a later time: "paced" (their target\'s pace or Retry-After), "waiting-for-room" (in-flight caps), "relayed" (recovered after a crash). ' +
-    'The return value is what became of the delivery.',
-} satisfies Record<QueueName, string>;
 
 /**
  * What the web process has on Redis (REDIS_URL or REDIS_CLUSTER_NODES): the `events` queue it adds
@@ -33,7 +22,7 @@ export function connectWebToRedis(config: Config, target: RedisTarget, log: Logg
     events: createBullQueue<FiredEvent>(redis, 'events', { log, failFast: true, kept }),
     /** Both queues, for the web's gauges; `deliveries` only read. */
     deliveriesForGauges: createBullQueue(redis, 'deliveries', { log, failFast: true, kept }),
-    admin: bullBoard({ ...redis, queues: QUEUES_SHOWN, writable: config.BULL_BOARD_WRITABLE }),
+    admin: bullBoard({ ...redis, writable: config.BULL_BOARD_WRITABLE }),
     rateLimitRedis,
   };
 }

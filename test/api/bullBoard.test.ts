@@ -5,8 +5,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { bullBoard } from '../../src/api/bullBoard.js';
-import { createBullProducer, QUEUE_NAMES } from '../../src/queue/bullmq.js';
-import type { DelayQueue } from '../../src/queue/jobQueue.js';
+import type { DeliveryJobData } from '../../src/domain/delivery.js';
+import { createBullQueue } from '../../src/queue/bullmq.js';
+import { QUEUE_NAMES, type JobQueue } from '../../src/queue/jobQueue.js';
 import { INTERNAL_TOKEN, testConfig, testServices } from '../support/app.js';
 import { openTestStore } from '../support/databases.js';
 import { redisForTest } from '../support/processes.js';
@@ -34,7 +35,7 @@ const writes = (jobId: string): InjectOptions[] => [
 
 describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
   let redis: ReturnType<typeof redisForTest>;
-  let producer: DelayQueue<{ deliveryId: string }>;
+  let producer: JobQueue<DeliveryJobData>;
   const apps: FastifyInstance[] = [];
   const stores: Array<() => Promise<void>> = [];
   const jobIds = [randomUUID(), randomUUID()];
@@ -45,7 +46,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     const { store, cleanup } = await openTestStore('pglite');
     stores.push(cleanup);
     const config = testConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, ...env });
-    const admin = bullBoard({ target: redis.target, prefix: redis.prefix, queueNames: QUEUE_NAMES, writable: config.BULL_BOARD_WRITABLE });
+    const admin = bullBoard({ target: redis.target, prefix: redis.prefix, writable: config.BULL_BOARD_WRITABLE });
     const app = await buildApp({ config, services: testServices(store, undefined, config), admin });
     apps.push(app);
     return app;
@@ -53,12 +54,14 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
 
   beforeAll(async () => {
     redis = redisForTest();
-    producer = createBullProducer<{ deliveryId: string }>({ target: redis.target, prefix: redis.prefix }, 'deliveries', {
+    producer = createBullQueue<DeliveryJobData>({ target: redis.target, prefix: redis.prefix }, 'deliveries', {
       log: pino({ level: 'silent' }),
       failFast: true,
+      kept: { completedMs: 3_600_000, completedCount: 100, failedMs: 3_600_000 },
     });
     // Deliveries parked for an hour, as a paced backlog leaves them; no worker runs.
-    await producer.add(jobIds.map((deliveryId) => ({ id: deliveryId, data: { deliveryId }, runAt: Date.now() + 3_600_000 })));
+    const runAt = Date.now() + 3_600_000;
+    await producer.add(jobIds.map((id) => ({ id, name: 'paced', data: { delivery_id: id, event_id: id, hook_id: id, account_id: 'acct', due_at: runAt }, runAt })));
     jobsAddedAt = Date.now();
   });
   afterAll(async () => {
@@ -114,7 +117,7 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
         status: 405,
       });
     }
-    expect((await producer.counts()).waiting).toBe(jobIds.length);
+    expect((await producer.counts()).delayed).toBe(jobIds.length);
   });
 
   it('can clean the queue with BULL_BOARD_WRITABLE=true', async () => {
@@ -125,6 +128,6 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     // handler): on a fast run the tests before this one take less than that.
     await sleep(Math.max(0, jobsAddedAt + BULL_BOARD_CLEAN_GRACE_MS - Date.now()));
     expect((await app.inject({ method: 'PUT', url: '/admin/queues/api/queues/deliveries/clean/delayed', headers: operator })).statusCode).toBe(200);
-    expect((await producer.counts()).waiting).toBe(0);
+    expect((await producer.counts()).delayed).toBe(0);
   });
 });

@@ -26,7 +26,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
     const upsert = (body: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: body as object });
     const sync = (body: unknown) =>
       t.app.inject({ method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, headers: internalAuth, payload: body as object });
-    /** Subscribes the account's key to new_contact, so that a new contact has a delivery to hand over. */
+    /** Subscribes the account's key to new_contact, so that a new contact has a delivery. */
     const subscribe = async () => {
       const created = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: TARGET } });
       expect(created.statusCode).toBe(201);
@@ -34,8 +34,8 @@ describe.each(engines())('contacts API on %s', (engine) => {
     return { accountId, key, upsert, sync, subscribe };
   }
 
-  /** The deliveries handed to a worker for the account so far. */
-  const handedFor = (accountId: string) => t.handed().filter((delivery) => delivery.account_id === accountId);
+  /** The events of the account whose jobs were added to the events queue so far. */
+  const enqueuedFor = (accountId: string) => t.enqueued().filter((event) => event.account_id === accountId);
 
   const newContactEvents = async (auth: Record<string, string>) => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v1/events?event=new_contact&limit=100', headers: auth });
@@ -294,18 +294,19 @@ describe.each(engines())('contacts API on %s', (engine) => {
   });
 
   describe('new_contact event', () => {
-    it('records new_contact once on insert with data exactly {contact_id, name, phone, source}, and hands its delivery to a worker', async () => {
+    it('records new_contact once on insert with data exactly {contact_id, name, phone, source}, in the outbox, and enqueues its job', async () => {
       const a = await account('zapier');
       await a.subscribe();
       const { contact_id } = (await a.upsert({ phone: '415-555-0100', name: 'Ann Lee', email: 'ann@example.com' })).json();
       const events = await newContactEvents(a.key.auth);
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toStrictEqual({ contact_id, name: 'Ann Lee', phone: PHONE, source: 'zapier' });
-      // Fanned out by the upsert's own statement: dispatched, its delivery queued and handed over.
-      expect(await count(t.db, 'events WHERE account_id = $1 AND dispatched_at IS NOT NULL', [a.accountId])).toBe(1);
-      const handed = handedFor(a.accountId);
-      expect(handed.map((delivery) => delivery.target_url)).toStrictEqual([TARGET]);
-      expect(await count(t.db, "deliveries WHERE id = $1 AND status = 'queued'", [handed[0]!.delivery_id])).toBe(1);
+      // Recorded by the upsert's own statement with its outbox row; fanned out by the job's worker, not here.
+      expect(enqueuedFor(a.accountId)).toStrictEqual([
+        { event_id: events[0]!.id, event: 'new_contact', account_id: a.accountId, fired_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) },
+      ]);
+      expect(await count(t.db, 'event_outbox WHERE event_id = $1', [events[0]!.id])).toBe(1);
+      expect(await count(t.db, 'deliveries WHERE account_id = $1', [a.accountId])).toBe(0);
     });
 
     it('gives name "" in new_contact when the contact was created without one', async () => {
@@ -315,11 +316,11 @@ describe.each(engines())('contacts API on %s', (engine) => {
       expect(events.map((event) => event.data)).toStrictEqual([{ contact_id, name: '', phone: PHONE, source: 'api' }]);
     });
 
-    it('records no event on update or skip, and hands nothing over', async () => {
+    it('records no event on update or skip, and enqueues nothing', async () => {
       const a = await account();
       await a.subscribe();
       const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann' })).json();
-      expect(handedFor(a.accountId)).toHaveLength(1);
+      expect(enqueuedFor(a.accountId)).toHaveLength(1);
       await a.upsert({ phone: PHONE, name: 'Ann Lee' });
       await a.upsert({ phone: PHONE, email: 'bad' });
       await ownerEdit(t.app, a.accountId, contact_id, { name: 'Owner' });
@@ -327,7 +328,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       await a.upsert({ phone: '123' });
       expect(await newContactEvents(a.key.auth)).toHaveLength(1);
       expect(await count(t.db, 'events WHERE account_id = $1', [a.accountId])).toBe(1);
-      expect(handedFor(a.accountId)).toHaveLength(1);
+      expect(enqueuedFor(a.accountId)).toHaveLength(1);
     });
 
     it('records new_contact for a contact created by a CRM sync, with the CRM as source', async () => {
@@ -336,7 +337,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
       const { contact_id } = (await a.sync({ phone: PHONE, name: 'Ann', source: 'hubspot' })).json();
       const events = await newContactEvents(a.key.auth);
       expect(events.map((event) => event.data)).toStrictEqual([{ contact_id, name: 'Ann', phone: PHONE, source: 'hubspot' }]);
-      expect(handedFor(a.accountId)).toHaveLength(1);
+      expect(enqueuedFor(a.accountId)).toHaveLength(1);
     });
 
     it("does not show one account's events to another account's key", async () => {

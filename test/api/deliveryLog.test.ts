@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryStatus } from '../../src/domain/delivery.js';
 import type { EventType } from '../../src/domain/events.js';
 import { newKey } from '../support/app.js';
-import { engines } from '../support/databases.js';
+import { engines, fanOutOutbox, recordEvents } from '../support/databases.js';
 import { expectError, internalAuth, newAccount, snapshot, useTestApp } from '../support/http.js';
 
 /** A rule that never disables: these tests look at the log and health, not at auto-disable. */
@@ -33,16 +33,8 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
       hookId,
       /** `count` events fired and fanned out: one queued delivery each. Returns the delivery ids, oldest first. */
       async queue(count: number) {
-        await t.db.query(
-          `INSERT INTO events (id, account_id, event_type, data) SELECT gen_random_uuid(), $1, $3, '{}' FROM generate_series(1, $2)`,
-          [accountId, count, event],
-        );
-        const ids: string[] = [];
-        for (;;) {
-          const taken = await t.store.events.fanOut(100, 60_000);
-          ids.push(...taken.deliveries.map((row) => row.delivery_id));
-          if (taken.events === 0) return ids;
-        }
+        await recordEvents(t.db, accountId, count, { type: event });
+        return (await fanOutOutbox(t.store, t.db)).map((delivery) => delivery.id);
       },
       /** Claims the deliveries and records these outcomes, as the engine's writes do. */
       async outcome(ids: string[], status: 'delivered' | 'failed' | 'refused', responseStatus?: number) {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashApiKey } from '../../src/domain/apiKey.js';
-import { collectingHandoff, INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
+import { collectingQueue, INTERNAL_TOKEN, newKey, testServices } from '../support/app.js';
 import { engines } from '../support/databases.js';
 import { bearer, count, expectError, internalAuth, ISO_UTC, newAccount, useTestApp, snapshot, UUID } from '../support/http.js';
 
@@ -47,7 +47,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
     let hidden: FastifyInstance;
 
     beforeAll(async () => {
-      const queue = collectingHandoff().handoff;
+      const queue = collectingQueue().queue;
       hidden = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, queue) });
     });
     afterAll(async () => {

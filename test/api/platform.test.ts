@@ -3,11 +3,11 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
-import { collectingHandoff, INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
+import { collectingQueue, INTERNAL_TOKEN, newKey, testConfig, testServices } from '../support/app.js';
 import { engines, unreachableStore } from '../support/databases.js';
 import { internalAuth, newAccount, openTestApp, useTestApp, unknownKey } from '../support/http.js';
 
-const silentHandoff = () => collectingHandoff().handoff;
+const silentQueue = () => collectingQueue().queue;
 
 describe.each(engines())('platform endpoints on %s', (engine) => {
   const t = useTestApp(engine);
@@ -27,7 +27,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
 
     it('answers /readyz 503 when storage does not answer, while /healthz stays 200', async () => {
       const store = await unreachableStore(engine);
-      const down = await buildApp({ config: testConfig(), services: testServices(store, silentHandoff()) });
+      const down = await buildApp({ config: testConfig(), services: testServices(store, silentQueue()) });
       try {
         const ready = await down.inject({ method: 'GET', url: '/readyz' });
         expect(ready.statusCode).toBe(503);
@@ -68,7 +68,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     });
 
     it('answers 404 not_found when no INTERNAL_API_TOKEN is configured', async () => {
-      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentHandoff()) });
+      const open = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), services: testServices(t.store, silentQueue()) });
       try {
         for (const headers of [{}, internalAuth]) {
           const response = await open.inject({ method: 'GET', url: '/metrics', headers });
@@ -87,7 +87,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
     beforeAll(async () => {
       lines = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentHandoff()), logger });
+      logged = await buildApp({ config: testConfig(), services: testServices(t.store, silentQueue()), logger });
     });
     afterAll(async () => {
       await logged?.close();
@@ -136,7 +136,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       const broken = await openTestApp(engine);
       const brokenLines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void brokenLines.push(line) });
-      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentHandoff()), logger });
+      const brokenApp = await buildApp({ config: testConfig(), services: testServices(broken.store, silentQueue()), logger });
       try {
         const key = await newKey(broken.store, newAccount());
         await broken.db.exec('DROP TABLE contacts');

@@ -1,58 +1,129 @@
 import { Queue } from 'bullmq';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBullProducer, startBullWorker, WAKE_EARLY_MS } from '../../src/queue/bullmq.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createBullQueue, startBullConsumer, WAKE_EARLY_MS, type KeptJobs } from '../../src/queue/bullmq.js';
+import { createInProcessQueue } from '../../src/queue/inProcessQueue.js';
+import type { JobHandler } from '../../src/queue/jobQueue.js';
 import { bullPrefix } from '../../src/queue/redisConnection.js';
-import type { DelayQueue } from '../../src/queue/jobQueue.js';
-import { redisForTest, waitUntil, withPostgresAndRedis } from '../support/processes.js';
+import { redisForTest, sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 
 type Data = { n: number };
 const log = pino({ level: 'silent' });
+const kept: KeptJobs = { completedMs: 3_600_000, completedCount: 3, failedMs: 3_600_000 };
 
 /**
- * The delay queue: deliveries that wait long are parked in BullMQ as delayed jobs, and handed
- * back to a worker at their time, a moment early and never much late; nothing is kept once
- * handed over, so Redis holds only what still waits.
+ * The BullMQ backend of the two queues: each job runs once (attempts 1), at its time and never
+ * much after; its return value and a failure's reason are kept for operators, finished jobs only
+ * as many as JOBS_KEEP_COMPLETED_COUNT; a job id already held adds nothing; and the relay's
+ * `again` runs a kept failed job again.
  */
-describe.runIf(withPostgresAndRedis)('BullMQ delay queue', () => {
-  let redis: ReturnType<typeof redisForTest>;
-  let producer: DelayQueue<Data>;
-  let inspect: Queue;
-  let connection: ReturnType<ReturnType<typeof redisForTest>['client']>;
+describe.runIf(withPostgresAndRedis)('BullMQ queues', () => {
+  const closing: Array<() => Promise<unknown>> = [];
 
-  beforeAll(() => {
-    redis = redisForTest();
-    producer = createBullProducer<Data>({ target: redis.target, prefix: redis.prefix }, 'deliveries', { log, failFast: false });
-    connection = redis.client();
-    inspect = new Queue('deliveries', { connection, prefix: bullPrefix(redis.prefix) });
-  });
+  /**
+   * A producer of `deliveries` and a consumer running `handler`, on a Redis namespace of their own
+   * (each test's jobs meet only its own consumer), and a plain BullMQ queue to look at the jobs.
+   */
+  const queueWith = (handler: JobHandler<Data, unknown>) => {
+    const redis = redisForTest();
+    const settings = { target: redis.target, prefix: redis.prefix };
+    const queue = createBullQueue<Data>(settings, 'deliveries', { log, failFast: false, kept });
+    const consumer = startBullConsumer<Data, unknown>(settings, 'deliveries', handler, { concurrency: 4, lockMs: 5_000, kept, log });
+    const connection = redis.client();
+    const inspect = new Queue('deliveries', { connection, prefix: bullPrefix(redis.prefix) });
+    closing.push(
+      () => consumer.close(),
+      () => queue.close(),
+      () => inspect.close(),
+      async () => connection.disconnect(),
+      () => redis.cleanup(),
+    );
+    return { queue, inspect };
+  };
+
   afterAll(async () => {
-    await producer?.close();
-    await inspect?.close();
-    connection?.disconnect();
-    await redis?.cleanup();
+    for (const close of closing) await close();
   });
 
-  it('keeps a job until its time, hands it over then (at most WAKE_EARLY_MS early), and keeps nothing after', async () => {
-    const runAt = Date.now() + 1_500;
-    await producer.add([{ id: 'later.1', data: { n: 1 }, runAt }]);
-    expect(await inspect.getJobState('later.1')).toBe('delayed');
-    expect(await producer.counts()).toStrictEqual({ ready: 0, waiting: 1 });
-
-    const handed: { n: number; at: number }[] = [];
-    const worker = startBullWorker<Data>({ target: redis.target, prefix: redis.prefix }, 'deliveries', async (data) => void handed.push({ ...data, at: Date.now() }), {
-      concurrency: 1,
-      lockMs: 5_000,
-      log,
+  it('runs a delayed job at its time (at most WAKE_EARLY_MS early) once, keeps its return value, and adds nothing for an id it holds', async () => {
+    const ran: { n: number; at: number }[] = [];
+    const { queue, inspect } = queueWith(async (data) => {
+      ran.push({ ...data, at: Date.now() });
+      return { doubled: data.n * 2 };
     });
-    try {
-      await waitUntil(() => handed.length === 1, 10_000);
-      expect(handed[0]!.n).toBe(1);
-      expect(handed[0]!.at).toBeGreaterThanOrEqual(runAt - WAKE_EARLY_MS - 5);
-      await waitUntil(async () => (await inspect.getJobState('later.1')) === 'unknown', 5_000);
-      expect(await producer.counts()).toStrictEqual({ ready: 0, waiting: 0 });
-    } finally {
-      await worker.close();
-    }
+    const runAt = Date.now() + 1_500;
+    await queue.add([{ id: 'later.1', name: 'paced', data: { n: 1 }, runAt }]);
+    await queue.add([{ id: 'later.1', name: 'paced', data: { n: 99 }, runAt }]);
+    expect(await inspect.getJobState('later.1')).toBe('delayed');
+    expect((await queue.counts()).delayed).toBe(1);
+    await waitUntil(async () => (await inspect.getJobState('later.1')) === 'completed', 10_000);
+    expect(ran).toHaveLength(1);
+    expect(ran[0]!.n).toBe(1);
+    expect(ran[0]!.at).toBeGreaterThanOrEqual(runAt - WAKE_EARLY_MS - 5);
+    const job = await inspect.getJob('later.1');
+    expect({ name: job?.name, returnvalue: job?.returnvalue, attempts: job?.opts.attempts }).toStrictEqual({ name: 'paced', returnvalue: { doubled: 2 }, attempts: 1 });
+    // Kept completed, its id adds nothing again.
+    await queue.add([{ id: 'later.1', name: 'paced', data: { n: 5 } }]);
+    await sleep(500);
+    expect(ran).toHaveLength(1);
+  });
+
+  it('fails a job whose handler throws, with its reason, never retries it, and runs it again when the relay adds it again', async () => {
+    let runs = 0;
+    const { queue, inspect } = queueWith(async () => {
+      runs++;
+      if (runs === 1) throw new Error('fan-out could not be written');
+      return 'done';
+    });
+    await queue.add([{ id: 'fails-once', name: 'new_contact', data: { n: 1 } }]);
+    await waitUntil(async () => (await inspect.getJobState('fails-once')) === 'failed', 10_000);
+    expect((await inspect.getJob('fails-once'))?.failedReason).toBe('fan-out could not be written');
+    await queue.add([{ id: 'fails-once', name: 'new_contact', data: { n: 1 } }]);
+    await sleep(500);
+    expect(runs).toBe(1);
+    expect((await queue.counts()).failed).toBe(1);
+
+    await queue.add([{ id: 'fails-once', name: 'new_contact', data: { n: 1 } }], { again: true });
+    await waitUntil(async () => (await inspect.getJobState('fails-once')) === 'completed', 10_000);
+    expect(runs).toBe(2);
+    expect((await inspect.getJob('fails-once'))?.returnvalue).toBe('done');
+  });
+
+  it('keeps no more completed jobs than JOBS_KEEP_COMPLETED_COUNT', async () => {
+    const { queue, inspect } = queueWith(async (data) => data.n);
+    for (let n = 0; n < 6; n++) await queue.add([{ id: `kept.${n}`, name: 'paced', data: { n } }]);
+    await waitUntil(async () => (await inspect.getJobState('kept.5')) === 'completed', 10_000);
+    expect((await queue.counts()).completed).toBeLessThanOrEqual(kept.completedCount);
+  });
+});
+
+/**
+ * The embedded mode's stand-in: the same handler contract in the one process, `concurrency` at
+ * once, delayed jobs on timers, no more held than its capacity, a held id adding nothing.
+ */
+describe('the in-process queue', () => {
+  it('runs jobs at their time, `concurrency` at once, each id once while held, and holds no more than its capacity', async () => {
+    let running = 0;
+    let most = 0;
+    const ran: number[] = [];
+    const queue = createInProcessQueue<Data, void>(
+      'events',
+      async ({ n }) => {
+        most = Math.max(most, ++running);
+        await sleep(50);
+        ran.push(n);
+        running--;
+      },
+      { concurrency: 2, capacity: 5, log },
+    );
+    const runAt = Date.now() + 300;
+    await queue.add([{ id: 'late', name: 'x', data: { n: 0 }, runAt }]);
+    await queue.add([1, 2, 3, 4, 4, 5, 6].map((n) => ({ id: `n${n}`, name: 'x', data: { n } })));
+    expect(queue.room()).toBe(0);
+    await waitUntil(() => ran.length === 5, 5_000);
+    expect(ran.sort()).toStrictEqual([0, 1, 2, 3, 4]);
+    expect(most).toBe(2);
+    expect(await queue.counts()).toStrictEqual({ waiting: 0, active: 0, delayed: 0, completed: 5, failed: 0 });
+    await queue.close();
   });
 });

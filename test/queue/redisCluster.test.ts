@@ -3,17 +3,15 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterNamespace } from '../../kit/redis.js';
 import { startRedisCluster, type RedisCluster } from '../../kit/redisCluster.js';
-import { RELAY_GRACE_MS } from '../../src/domain/delivery.js';
 import { JITTER_ALLOWANCE_MS } from '../../src/domain/pacing.js';
-import { createBullProducer, startBullWorker } from '../../src/queue/bullmq.js';
-import { createRedisHandoff, listenForNewEvents, receiveHandoffs } from '../../src/queue/redisHandoff.js';
-import type { QueuedDelivery } from '../../src/storage/events.js';
+import { createBullQueue, startBullConsumer } from '../../src/queue/bullmq.js';
 import { createRedisPacer, pacerKeys } from '../../src/workers/redisPacer.js';
 import type { GateAnswer } from '../../src/workers/pacer.js';
 import { waitUntil } from '../support/processes.js';
 import { withRedisCluster } from '../support/redisShapes.js';
 
 const log = pino({ level: 'silent' });
+const kept = { completedMs: 60_000, completedCount: 100, failedMs: 60_000 };
 const RATE = 5;
 const INTERVAL_US = ((1000 + JITTER_ALLOWANCE_MS) / RATE) * 1000;
 
@@ -22,7 +20,8 @@ const placeOf = (answer: GateAnswer) => (answer.kind === 'too_late' ? Number.NaN
 /**
  * The transport on a real 3-master Redis Cluster, in this process: every script's keys in one
  * slot (no CROSSSLOT, no undeclared key), the pace shared by clients exactly as on one server,
- * deliveries handed to the workers of one deployment, the workers counted over every node, and QUEUE_PREFIX keeping two deployments apart.
+ * jobs taken by the workers of their own deployment, the workers counted over every node, and
+ * QUEUE_PREFIX keeping two deployments apart.
  * The processes on a cluster are in the delivery, pacing, fairness and fault suites.
  */
 describe.runIf(withRedisCluster)('Redis Cluster', () => {
@@ -73,64 +72,68 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
     }
   });
 
-  it('hands each deployment’s delayed jobs to its own workers only, every BullMQ key of a deployment in one slot', async () => {
+  it('hands each deployment’s jobs to its own workers only, both queues’ keys of a deployment in one slot', async () => {
     const [a, b] = deployments();
-    const handed = { a: [] as number[], b: [] as number[] };
-    const options = { concurrency: 4, lockMs: 5_000, log };
-    const workers = [startBullWorker<{ n: number }>(a, 'deliveries', async ({ n }) => void handed.a.push(n), options), startBullWorker<{ n: number }>(b, 'deliveries', async ({ n }) => void handed.b.push(n), options)];
-    const producers = [createBullProducer<{ n: number }>(a, 'deliveries', { log, failFast: true }), createBullProducer<{ n: number }>(b, 'deliveries', { log, failFast: true })];
+    const ran = { a: [] as number[], b: [] as number[] };
+    const options = { concurrency: 4, lockMs: 5_000, kept, log };
+    const consumers = [
+      startBullConsumer<{ n: number }, void>(a, 'deliveries', async ({ n }) => void ran.a.push(n), options),
+      startBullConsumer<{ n: number }, void>(a, 'events', async ({ n }) => void ran.a.push(n), options),
+      startBullConsumer<{ n: number }, void>(b, 'deliveries', async ({ n }) => void ran.b.push(n), options),
+    ];
+    const producers = [
+      createBullQueue<{ n: number }>(a, 'deliveries', { log, failFast: true, kept }),
+      createBullQueue<{ n: number }>(a, 'events', { log, failFast: true, kept }),
+      createBullQueue<{ n: number }>(b, 'deliveries', { log, failFast: true, kept }),
+    ];
     try {
       const soon = Date.now() + 300;
-      await producers[0]!.add([1, 2, 3].map((n) => ({ id: `a.${n}`, data: { n }, runAt: soon })));
-      await producers[1]!.add([11, 12].map((n) => ({ id: `b.${n}`, data: { n }, runAt: soon })));
-      expect(await producers[0]!.counts()).toStrictEqual({ ready: 0, waiting: 3 });
-      await waitUntil(() => handed.a.length === 3 && handed.b.length === 2, 10_000);
-      expect(handed.a.sort()).toStrictEqual([1, 2, 3]);
-      expect(handed.b.sort()).toStrictEqual([11, 12]);
+      await producers[0]!.add([1, 2, 3].map((n) => ({ id: `a.${n}`, name: 'paced', data: { n }, runAt: soon })));
+      await producers[1]!.add([{ id: 'event-1', name: 'new_contact', data: { n: 4 } }]);
+      await producers[2]!.add([11, 12].map((n) => ({ id: `b.${n}`, name: 'paced', data: { n }, runAt: soon })));
+      expect((await producers[0]!.counts()).delayed).toBe(3);
+      await waitUntil(() => ran.a.length === 4 && ran.b.length === 2, 10_000);
+      expect(ran.a.sort()).toStrictEqual([1, 2, 3, 4]);
+      expect(ran.b.sort()).toStrictEqual([11, 12]);
 
-      await producers[0]!.add([{ id: 'a.later', data: { n: 4 }, runAt: Date.now() + 60_000 }]);
+      await producers[0]!.add([{ id: 'a.later', name: 'paced', data: { n: 5 }, runAt: Date.now() + 60_000 }]);
       const bullKeys = (await Promise.all(inspect.nodes('master').map((node) => node.keys(`{${a.prefix}}:*`)))).flat();
-      expect(bullKeys.length).toBeGreaterThan(0);
+      expect(bullKeys.some((key) => key.includes(':events:'))).toBe(true);
+      expect(bullKeys.some((key) => key.includes(':deliveries:'))).toBe(true);
       expect(new Set(await Promise.all(bullKeys.map(slotOf))).size).toBe(1);
     } finally {
-      await Promise.all([...workers, ...producers].map((each) => each.close()));
+      await Promise.all([...consumers, ...producers].map((each) => each.close()));
       await a.cleanup();
       await b.cleanup();
     }
   });
 
-  it("hands each delivery to one of its own deployment's workers, and counts the workers subscribed on every node", async () => {
+  it("counts the worker processes consuming a deployment's events queue, whichever node each connected to", async () => {
     const [a, b] = deployments();
-    const web = createRedisHandoff(a, RELAY_GRACE_MS, log);
-    const taken: QueuedDelivery[][] = [[], [], [], []];
-    const taker = (i: number) => ({ room: () => 100, take: (rows: QueuedDelivery[]) => void taken[i]!.push(...rows) });
-    const receivers = [0, 1, 2].map((i) => receiveHandoffs(a, taker(i), log));
-    const listeners = [0, 1, 2].map(() => listenForNewEvents(a, () => {}, log));
-    // Another deployment's worker is on the cluster too: it is not one of ours, and takes nothing of ours.
-    const stranger = receiveHandoffs(b, taker(3), log);
-    const strangerListening = listenForNewEvents(b, () => {}, log);
+    const web = createBullQueue(a, 'events', { log, failFast: true, kept });
+    const options = { concurrency: 1, lockMs: 5_000, kept, log };
+    const ours = [0, 1, 2].map(() => startBullConsumer(a, 'events', async () => undefined, options));
+    // Another deployment's worker is on the cluster too: it is not one of ours.
+    const stranger = startBullConsumer(b, 'events', async () => undefined, options);
     try {
-      await waitUntil(async () => (await web.listening()) === 3, 10_000);
-      const handed = Array.from({ length: 300 }, (_, i) => ({ delivery_id: `d-${i}`, account_id: 'acct', target_url: 'https://hooks.example.com/receive', max_per_second: null, queued_at: new Date() }));
-      for (let i = 0; i < handed.length; i += 30) web.handOff(handed.slice(i, i + 30));
-      await waitUntil(() => taken.slice(0, 3).flat().length === handed.length, 10_000);
-      expect(new Set(taken.slice(0, 3).flat().map((row) => row.delivery_id)).size).toBe(handed.length);
-      expect(taken[3]).toStrictEqual([]);
-      await listeners.pop()!.close();
-      await waitUntil(async () => (await web.listening()) === 2, 10_000);
+      await waitUntil(async () => (await web.workers()) === 3, 10_000);
+      await ours.pop()!.close();
+      await waitUntil(async () => (await web.workers()) === 2, 10_000);
     } finally {
-      await Promise.all([...receivers, ...listeners, stranger, strangerListening, web].map((each) => each.close()));
+      await Promise.all([...ours, stranger, web].map((each) => each.close()));
+      await a.cleanup();
+      await b.cleanup();
     }
   });
 
   // Last: it takes the cluster away.
-  it('gives no count of listening workers while the cluster is away, rather than none', async () => {
+  it('gives no count of workers while the cluster is away, rather than none', async () => {
     const [a] = deployments();
-    const web = createRedisHandoff(a, RELAY_GRACE_MS, log);
+    const web = createBullQueue(a, 'events', { log, failFast: true, kept });
     try {
-      expect(await web.listening()).toBe(0);
+      expect(await web.workers()).toBe(0);
       await cluster.kill();
-      await waitUntil(async () => (await web.listening().then(() => 'counted', () => 'failed')) === 'failed', 10_000);
+      await waitUntil(async () => (await web.workers().then(() => 'counted', () => 'failed')) === 'failed', 10_000);
     } finally {
       await web.close();
     }

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import type { DeliveryJobData } from '../../src/domain/delivery.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Database } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliveryWrites } from '../../src/workers/deliveryWrites.js';
-import { issueKey } from '../support/app.js';
+import { collectingQueue, issueKey } from '../support/app.js';
 import { engines, useTestStore, newContactDeliveries } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
@@ -14,6 +15,8 @@ import { newAccount } from '../support/http.js';
 const health = { rule: { afterMs: 86_400_000, minFailures: 1_000_000 }, metrics: createMetrics() };
 
 const log = pino({ level: 'silent' });
+/** Claims park nothing: a queue that only keeps what it is given. */
+const parking = { queue: collectingQueue<DeliveryJobData>().queue, keepsDelayedJobs: true };
 let phone = 4155550000;
 
 /**
@@ -36,7 +39,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
     const phones = Array.from({ length: count }, () => `+1${phone++}`);
-    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((row) => row.delivery_id);
+    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((delivery) => delivery.id);
     return { deliveryIds: ids, hookId: created.hook.id, keyId: key.id };
   }
 
@@ -90,7 +93,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
         },
       },
     };
-    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
+    const writes = createDeliveryWrites(store, parking, log, new AbortController().signal, health);
     const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
     expect(lost).toBe(true);
     expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
@@ -110,7 +113,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
         },
       },
     };
-    const writes = createDeliveryWrites(store, undefined, log, new AbortController().signal, health);
+    const writes = createDeliveryWrites(store, parking, log, new AbortController().signal, health);
     const claimed = await Promise.all(deliveryIds.map((id) => writes.claim.submit(id)));
     expect(claimed.map((row) => row?.delivery_id)).toStrictEqual(deliveryIds);
     expect(statementSizes.reduce((sum, size) => sum + size, 0)).toBe(150);
@@ -192,7 +195,7 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
           const recorded = new Map<string, number>();
           await Promise.all(
             workers.map(async (tries, worker) => {
-              const writes = createDeliveryWrites(t.store, undefined, log, new AbortController().signal, health);
+              const writes = createDeliveryWrites(t.store, parking, log, new AbortController().signal, health);
               await Promise.all(
                 tries.map(async ({ index, pauseMs }) => {
                   await new Promise((resolve) => setTimeout(resolve, pauseMs));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { HookDisableRule } from '../../src/domain/hookHealth.js';
 import { storedHook } from '../support/app.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, fanOutOutbox, recordEvents, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 const HOUR = 3_600_000;
@@ -19,15 +19,8 @@ describe.each(engines())('hook health and auto-disable in storage on %s', (engin
     const accountId = newAccount();
     const { hookId, keyId } = await storedHook(t.store, accountId);
     const fire = async (count: number) => {
-      await t.db.query(
-        `INSERT INTO events (id, account_id, event_type, data) SELECT gen_random_uuid(), $1, 'new_contact', '{}' FROM generate_series(1, $2)`,
-        [accountId, count],
-      );
-      const ids: string[] = [];
-      for (let taken = await t.store.events.fanOut(100, 60_000); taken.events > 0; taken = await t.store.events.fanOut(100, 60_000)) {
-        ids.push(...taken.deliveries.map((row) => row.delivery_id));
-      }
-      return ids;
+      await recordEvents(t.db, accountId, count);
+      return (await fanOutOutbox(t.store, t.db)).map((delivery) => delivery.id);
     };
     /** Claims `count` new deliveries as if `agoMs` ago, and returns their ids. */
     const claimed = async (count: number, agoMs: number) => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/storage/database.js';
 import { queuedRange } from '../../src/storage/deliveryIds.js';
 import { issueKey } from '../support/app.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, fanOutOutbox, recordEvents, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 const HOOKS = 100;
@@ -79,9 +79,8 @@ describe.each(engines())('finding deliveries by their key on %s', (engine) => {
       await t.store.hooks.create({ keyId: key.id, accountId }, hook, HOOKS);
     }
     // Events in the outbox, all of them at one moment, as PGlite stamps them; then every delivery has that time too.
-    await t.db.query(`INSERT INTO events (id, account_id, event_type, data, created_at) SELECT gen_random_uuid(), $1, 'new_contact', '{}', now() FROM generate_series(1, $2)`, [accountId, EVENTS]);
-    const ids: string[] = [];
-    for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) ids.push(...taken.deliveries.map((row) => row.delivery_id));
+    await recordEvents(t.db, accountId, EVENTS, { at: new Date() });
+    const ids = (await fanOutOutbox(t.store, t.db)).map((delivery) => delivery.id);
     expect(ids).toHaveLength(HOOKS * EVENTS);
 
     // One claim and one outcome through the store, so that their statements are prepared...

@@ -20,7 +20,7 @@ describe.each(engines())('the oldest due delivery on %s', (engine) => {
 
     const deliveries = await newContactDeliveries(t.store, accountId, ['+14153000001', '+14153000002', '+14153000003'], 10 * MINUTE);
     expect(deliveries).toHaveLength(3);
-    const [late, later, waiting] = deliveries.map((delivery) => delivery.delivery_id);
+    const [late, later, waiting] = deliveries.map((delivery) => delivery.id);
     // Fanned out and still within their lease: the process that queued them is sending them.
     expect(await t.store.deliveries.oldestDueSeconds()).toBe(0);
 

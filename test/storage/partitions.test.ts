@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { queuedAtOfId } from '../../src/storage/deliveryIds.js';
 import { DAYS_AHEAD } from '../../src/storage/partitions.js';
 import { storedHook } from '../support/app.js';
-import { engines, useTestStore } from '../support/databases.js';
+import { engines, fanOutOutbox, recordEvents, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
 const DAY = 86_400_000;
@@ -24,17 +24,9 @@ describe.each(engines())('day partitions on %s', (engine) => {
     const accountId = newAccount();
     const { hookId } = await storedHook(t.store, accountId);
     await t.db.query(`UPDATE hooks SET created_at = '-infinity' WHERE id = $1`, [hookId]);
-    const eventId = randomUUID();
-    await t.db.query(`INSERT INTO events (id, account_id, event_type, data, created_at) VALUES ($1, $2, 'new_contact', '{}', $3)`, [
-      eventId,
-      accountId,
-      new Date(at),
-    ]);
-    let deliveryId: string | undefined;
-    for (let taken; (taken = await t.store.events.fanOut(100, 60_000)).events > 0; ) {
-      deliveryId ??= taken.deliveries.find((row) => row.account_id === accountId)?.delivery_id;
-    }
-    if (!deliveryId) throw new Error('no delivery');
+    const [eventId] = await recordEvents(t.db, accountId, 1, { at: new Date(at) });
+    const deliveryId = (await fanOutOutbox(t.store, t.db)).find((delivery) => delivery.accountId === accountId)?.id;
+    if (!deliveryId || !eventId) throw new Error('no delivery');
     return { deliveryId, eventId, hookId };
   }
   async function deliver(deliveryId: string) {
@@ -77,11 +69,7 @@ describe.each(engines())('day partitions on %s', (engine) => {
     const later = await deliveryAt(day0 + 6 * DAY + 1_000);
     await deliver(later.deliveryId);
     // Last, so no fan-out above takes it.
-    const undispatched = randomUUID();
-    await t.db.query(`INSERT INTO events (id, account_id, event_type, data, created_at) VALUES ($1, 'nobody', 'new_contact', '{}', $2)`, [
-      undispatched,
-      new Date(day0 + 5 * DAY + 1_000),
-    ]);
+    const [undispatched = ""] = await recordEvents(t.db, 'nobody', 1, { at: new Date(day0 + 5 * DAY + 1_000) });
 
     // Every day before day 6 is past the cutoff; day 6 only partly, so it stays. Today is in the
     // first partition, of everything before tomorrow.
@@ -97,7 +85,7 @@ describe.each(engines())('day partitions on %s', (engine) => {
 
     // Once the engine is done with them, their days go too.
     await deliver(queued.deliveryId);
-    await t.db.query('UPDATE events SET dispatched_at = created_at WHERE id = $1', [undispatched]);
+    await fanOutOutbox(t.store, t.db);
     expect(await t.store.partitions.dropBefore(day0 + 6 * DAY)).toStrictEqual(days(4, 5));
     expect(await partitionOf('deliveries', later.deliveryId)).toBe(`deliveries_${dayName(day0 + 6 * DAY)}`);
   });

@@ -44,7 +44,7 @@ describe('vacuum on PGlite', () => {
       await t.store.hooks.create({ keyId: key.id, accountId }, { eventType: 'new_contact', targetUrl: `https://hooks.example.com/${i}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' }, HOOKS);
     }
     const phones = Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(1000 + i)}`);
-    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((row) => row.delivery_id);
+    const ids = (await newContactDeliveries(t.store, accountId, phones)).map((delivery) => delivery.id);
     expect(ids).toHaveLength(HOOKS * CONTACTS);
     // A claim and an outcome for each: two dead rows per delivery.
     await t.store.urgentDeliveries.claim(ids, randomUUID());
@@ -89,7 +89,7 @@ describe('vacuum on PGlite', () => {
     // Every table is due (freeze age 0): dozens of VACUUMs, one statement each.
     const pass = runMaintenancePass(t.store, { ...settings, vacuum: { deadRows: 1e9, deadFraction: 1e9, freezeAge: 0 } });
     await expect.poll(() => vacuumedSince(start), { timeout: 20_000, interval: 5 }).toBeGreaterThan(0);
-    const claimed = await t.store.urgentDeliveries.claim([delivery!.delivery_id], randomUUID());
+    const claimed = await t.store.urgentDeliveries.claim([delivery!.id], randomUUID());
     const claimedAt = new Date();
     const { changed } = await pass;
 

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { DeliveryHandoff } from '../../src/queue/handoff.js';
+import type { FiredEvent } from '../../src/domain/events.js';
+import type { JobQueue } from '../../src/queue/jobQueue.js';
 import { createServices } from '../../src/services/index.js';
-import type { QueuedDelivery } from '../../src/storage/events.js';
 import type { Store } from '../../src/storage/store.js';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
@@ -15,26 +15,31 @@ export const testConfig = (env: Record<string, string> = {}): Config =>
 
 const silentLog = pino({ level: 'silent' });
 
-/** The use cases over a store (and a delivery handoff, if any), as a process builds them. */
-export const testServices = (store: Store, handoff?: DeliveryHandoff, config: Config = testConfig()) =>
-  createServices({ store, handoff, config, log: silentLog });
+/** The use cases over a store (and an `events` queue, if any), as a process builds them. */
+export const testServices = (store: Store, events?: JobQueue<FiredEvent>, config: Config = testConfig()) =>
+  createServices({ store, events, config, log: silentLog });
 
-/** A delivery handoff that keeps what it is handed. */
-export function collectingHandoff() {
-  const handed: QueuedDelivery[] = [];
-  const handoff: DeliveryHandoff = { handOff: (deliveries) => void handed.push(...deliveries), ping: async () => {}, close: async () => {} };
-  return { handoff, handed };
+/** A queue that keeps the data of the jobs added to it, and runs nothing. */
+export function collectingQueue<Data = FiredEvent>() {
+  const added: Data[] = [];
+  const queue: JobQueue<Data> = {
+    add: async (jobs) => void added.push(...jobs.map((job) => job.data)),
+    counts: async () => ({ waiting: added.length, active: 0, delayed: 0, completed: 0, failed: 0 }),
+    ping: async () => {},
+    close: async () => {},
+  };
+  return { queue, added };
 }
 
 /**
- * An app on a real store, with a handoff that only keeps the deliveries it is handed: API suites
- * check what committed events hand over; delivery itself is exercised end to end elsewhere.
+ * An app on a real store, with an `events` queue that only keeps what is added to it: API suites
+ * check which committed events are enqueued; delivery itself is exercised end to end elsewhere.
  */
 export async function buildTestApp(store: Store, env: Record<string, string> = {}) {
-  const { handoff, handed } = collectingHandoff();
+  const { queue, added } = collectingQueue();
   const config = testConfig(env);
-  const app: FastifyInstance = await buildApp({ config, services: testServices(store, handoff, config) });
-  return { app, handed };
+  const app: FastifyInstance = await buildApp({ config, services: testServices(store, queue, config) });
+  return { app, enqueued: added };
 }
 
 /** Issues a key for an account through the same use case the internal API and CLI run. */

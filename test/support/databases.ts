@@ -6,8 +6,8 @@ import { openPglite } from '../../src/storage/pglite.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 import type { ValidContact } from '../../src/domain/contact.js';
-import type { QueuedDelivery } from '../../src/storage/events.js';
-import { RELAY_GRACE_MS } from '../../src/domain/delivery.js';
+import { RELAY_GRACE_MS, type Delivery } from '../../src/domain/delivery.js';
+import { FIRED_AT, type FannedOutDelivery } from '../../src/storage/events.js';
 
 /** Tests read what they need from the store itself; its own warnings would only be noise. */
 export const silentLog = pino({ level: 'silent' });
@@ -96,17 +96,45 @@ export function useTestStore(engine: Engine): Pick<TestStore, 'store' | 'db'> {
 
 /** One upsert straight through storage, as a batch of one. */
 export async function upsertContact(store: Store, accountId: string, input: ValidContact, source: string) {
-  const { results } = await store.contacts.upsert([{ accountId, input, source }], RELAY_GRACE_MS);
+  const results = await store.contacts.upsert([{ accountId, input, source }], RELAY_GRACE_MS);
   return results[0]!;
 }
 
 /**
- * New contacts of the account, one upsert each, straight through storage: the deliveries their
- * `new_contact` events were fanned out to by the upserts' statements, in order. Each is leased to
- * the caller for `leaseMs`, a minute unless said: no relay takes one during a test.
+ * New contacts of the account, one upsert each, straight through storage, and their `new_contact`
+ * events fanned out as a worker's job would: the deliveries, in order. Each is leased to the
+ * caller for `leaseMs`, a minute unless said: no relay takes one during a test.
  */
-export async function newContactDeliveries(store: Store, accountId: string, phones: string[], leaseMs = 60_000): Promise<QueuedDelivery[]> {
-  const deliveries: QueuedDelivery[] = [];
-  for (const phone of phones) deliveries.push(...(await store.contacts.upsert([{ accountId, input: { phone, fields: {} }, source: 'crm' }], leaseMs)).deliveries);
+export async function newContactDeliveries(store: Store, accountId: string, phones: string[], leaseMs = 60_000): Promise<Delivery[]> {
+  const deliveries: Delivery[] = [];
+  for (const phone of phones) {
+    const [result] = await store.contacts.upsert([{ accountId, input: { phone, fields: {} }, source: 'crm' }], RELAY_GRACE_MS);
+    if (result?.action === 'inserted') deliveries.push(...(await store.events.fanOut([result.fired], leaseMs)));
+  }
   return deliveries;
+}
+
+/**
+ * `count` events of `accountId` recorded straight into storage, as the web's statements record
+ * them (each with its outbox row), at `at` (the database's clock unless given). Returns their ids.
+ */
+export async function recordEvents(db: Database, accountId: string, count: number, options: { type?: string; at?: Date } = {}): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH recorded AS (
+       INSERT INTO events (id, account_id, event_type, data, created_at)
+       SELECT gen_random_uuid(), $1, $3, '{}', coalesce($4::timestamptz, clock_timestamp()) FROM generate_series(1, $2)
+       RETURNING id, account_id, event_type, created_at),
+     outboxed AS (INSERT INTO event_outbox SELECT id, account_id, event_type, created_at, created_at FROM recorded)
+     SELECT id FROM recorded ORDER BY created_at, id`,
+    [accountId, count, options.type ?? 'new_contact', options.at ?? null],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Fans out every event in the outbox, oldest first, as workers' jobs would: their deliveries, leased for `leaseMs`. */
+export async function fanOutOutbox(store: Store, db: Database, leaseMs = 60_000): Promise<FannedOutDelivery[]> {
+  const { rows } = await db.query<{ event_id: string; fired_at: string }>(
+    `SELECT event_id, ${FIRED_AT('created_at')} AS fired_at FROM event_outbox ORDER BY created_at, event_id`,
+  );
+  return rows.length === 0 ? [] : store.events.fanOut(rows, leaseMs);
 }

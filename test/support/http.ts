@@ -10,13 +10,13 @@ type Response = Awaited<ReturnType<FastifyInstance['inject']>>;
 /** A real store on the engine and an app on it; `close` shuts both. One per suite and engine. */
 export async function openTestApp(engine: Engine, env: Record<string, string> = {}) {
   const { store, db, cleanup } = await openTestStore(engine);
-  const { app, handed } = await buildTestApp(store, env);
+  const { app, enqueued } = await buildTestApp(store, env);
   return {
     store,
     db,
     app,
-    /** The deliveries handed to a worker as their events committed, oldest first. */
-    handed: () => handed,
+    /** The events whose jobs were added to the events queue as they committed, oldest first. */
+    enqueued: () => enqueued,
     async close() {
       await app.close();
       await cleanup();
@@ -29,7 +29,7 @@ export type TestApp = Awaited<ReturnType<typeof openTestApp>>;
 /**
  * The calling suite's app on a real store of the engine: opened before its tests and closed
  * after them by the hooks this registers (as fastify/demo's `build(t)` does), so a suite only says
- * `const t = useTestApp(engine)` and uses `t.app`, `t.store`, `t.db` and `t.handed()` in its tests.
+ * `const t = useTestApp(engine)` and uses `t.app`, `t.store`, `t.db` and `t.enqueued()` in its tests.
  */
 export function useTestApp(engine: Engine, env: Record<string, string> = {}): Omit<TestApp, 'close'> {
   let opened: TestApp | undefined;
@@ -53,7 +53,7 @@ export function useTestApp(engine: Engine, env: Record<string, string> = {}): Om
     get db() {
       return current().db;
     },
-    handed: () => current().handed(),
+    enqueued: () => current().enqueued(),
   };
 }
 

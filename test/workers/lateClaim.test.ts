@@ -5,12 +5,12 @@ import { LATE_DEPARTURE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain
 import { MAX_PER_SECOND_RANGE } from '../../src/domain/hooks.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
-import { deliveryJobOf, type DeliveryJob } from '../../src/workers/jobs.js';
 import { createLocalPacer, type GateRequest, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
 import { waitUntil } from '../../kit/waiting.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
-import { issueKey } from '../support/app.js';
+import type { Delivery, DeliveryJobData } from '../../src/domain/delivery.js';
+import { collectingQueue, issueKey } from '../support/app.js';
 import { useTestStore, withPostgres, newContactDeliveries } from '../support/databases.js';
 import { startPostgresProxy } from '../support/postgresProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
@@ -78,7 +78,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
     const phones = Array.from({ length: count }, () => `+1415555${String(phone++)}`);
-    const jobs = (await newContactDeliveries(t.store, accountId, phones)).map(deliveryJobOf);
+    const jobs = await newContactDeliveries(t.store, accountId, phones);
     const metrics = createMetrics();
     const deliverer = createDeliverer({
       store: t.store,
@@ -88,20 +88,33 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       metrics,
       log,
       secretsKey: undefined,
-      delayQueue: undefined,
+      parking: { queue: collectingQueue<DeliveryJobData>().queue, keepsDelayedJobs: true },
       stopping: new AbortController().signal,
       disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
     });
     return { jobs, deliverer, metrics };
   }
 
-  /** Runs the handler as the local queue would: again at the time it asks, until it asks nothing. */
-  async function deliverUntilDone(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
+  /**
+   * Runs the handler as the line would (again at the time it asks), and a delivery it parks as its
+   * job of the deliveries queue would (read again from its row at its time), until it is done;
+   * then its outcome is recorded.
+   */
+  async function deliverUntilDone(deliverer: ReturnType<typeof createDeliverer>, delivery: Delivery) {
     let runs = 0;
-    for (let next: DeliveryJob | undefined = job; next; runs++) {
-      const again = await deliverer.deliver(next, new AbortController().signal, () => {});
-      if (again?.runAt !== undefined && again.runAt > Date.now()) await sleep(again.runAt - Date.now());
-      next = again?.data;
+    for (let next: Delivery | undefined = delivery; next; runs++) {
+      const step = await deliverer.deliver(next, new AbortController().signal, () => {});
+      if ('again' in step) {
+        if (step.again.runAt > Date.now()) await sleep(step.again.runAt - Date.now());
+        next = step.again.data;
+        continue;
+      }
+      const report = await step.done;
+      next = undefined;
+      if (report.status === 'queued') {
+        await sleep(Math.max(0, Date.parse(report.due_at!) - Date.now()));
+        next = (await t.store.deliveries.find([delivery.id]))[0];
+      }
     }
     await deliverer.settled();
     return runs;
@@ -121,8 +134,8 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
   }
 
   /** Delivers `job` while another transaction holds its row for ROW_HELD_MS. */
-  async function deliverWithRowHeld(deliverer: ReturnType<typeof createDeliverer>, job: DeliveryJob) {
-    const row = await holdRow(job.deliveryId);
+  async function deliverWithRowHeld(deliverer: ReturnType<typeof createDeliverer>, job: Delivery) {
+    const row = await holdRow(job.id);
     const runs = await deliverUntilDone(deliverer, job);
     await row.released;
     return runs;
@@ -148,7 +161,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     const lateBefore = await lateCount(metrics);
     const job = jobs[1]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
-    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
+    expect(await history(job.id)).toStrictEqual(['sending', 'delivered']);
     expect(arrivalsAt('/late/fast')).toHaveLength(2);
     expect((await lateCount(metrics)) - lateBefore).toBe(1);
   });
@@ -160,11 +173,21 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     await deliverUntilDone(deliverer, jobs[0]!);
     const lateBefore = await lateCount(metrics);
     const job = jobs[1]!;
-    // Its place is over a second away: it waits for it (postponed in its row, so before the row is held).
-    const waiting = await deliverer.deliver(job, new AbortController().signal, () => {});
-    expect(waiting?.runAt).toBeGreaterThan(Date.now() + 1_000);
-    await deliverWithRowHeld(deliverer, waiting!.data);
-    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
+    // Its place is over a second away: it is parked until then (postponed in its row, so before the row is held).
+    const step = await deliverer.deliver(job, new AbortController().signal, () => {});
+    const parked = 'done' in step ? await step.done : undefined;
+    expect(parked?.status).toBe('queued');
+    const dueAt = Date.parse(parked!.due_at!);
+    expect(dueAt).toBeGreaterThan(Date.now() + 1_000);
+    // Back at its time, as its job of the deliveries queue brings it (read from its row, with its
+    // place), its row held since before then, so its claim commits late.
+    const row = await holdRow(job.id);
+    await sleep(dueAt - Date.now());
+    const [found] = await t.store.deliveries.find([job.id]);
+    expect(found?.place).toEqual(expect.any(Number));
+    await deliverUntilDone(deliverer, found!);
+    await row.released;
+    expect(await history(job.id)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
     expect(arrivalsAt('/late/slow')).toHaveLength(2);
     expect((await lateCount(metrics)) - lateBefore).toBe(1);
   });
@@ -178,7 +201,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     const { jobs, deliverer, metrics } = await queuedDeliveries('/late/unpaced-claim', null, 1, counting, receiver.url, ratePerTarget);
     const job = jobs[0]!;
     expect(await deliverWithRowHeld(deliverer, job)).toBe(1);
-    expect(await history(job.deliveryId)).toStrictEqual(['sending', 'delivered']);
+    expect(await history(job.id)).toStrictEqual(['sending', 'delivered']);
     expect(arrivalsAt('/late/unpaced-claim')).toHaveLength(1);
     // One departure granted, no second one asked for, and nothing counted late.
     expect(gates).toHaveLength(1);
@@ -268,19 +291,19 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       await deliverUntilDone(deliverer, jobs[0]!);
       await sleep(NEW_CONNECTION_ALLOWANCE_MS);
       const job = jobs[1]!;
-      const row = await holdRow(job.deliveryId);
+      const row = await holdRow(job.id);
       const delivering = deliverUntilDone(deliverer, job);
       await sleep(ROW_HELD_MS / 2); // past the gate; the claim waits for the row
       proxy.stall();
       silent = true;
       await row.released;
       // The claim committed late, and the pacer is silent: it is not held while the pacer waits.
-      await waitUntil(async () => (await history(job.deliveryId)).length >= 2, 2_000);
-      expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued']);
+      await waitUntil(async () => (await history(job.id)).length >= 2, 2_000);
+      expect(await history(job.id)).toStrictEqual(['sending', 'queued']);
       proxy.restore();
       silent = false;
       await delivering;
-      expect(await history(job.deliveryId)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
+      expect(await history(job.id)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
       expect(arrivalsAt('/late/silent')).toHaveLength(2);
     } finally {
       if (silent) proxy.restore(); // a failed check must not leave the pacer's connection silent

@@ -21,7 +21,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
     const accountId = 'maintenance-metrics';
     await storedHook(t.store, accountId);
     const deliveries = await newContactDeliveries(t.store, accountId, ['+14153100001', '+14153100002', '+14153100003']);
-    const [stuck, alsoStuck, inFlight] = deliveries.map((delivery) => delivery.delivery_id);
+    const [stuck, alsoStuck, inFlight] = deliveries.map((delivery) => delivery.id);
     for (const id of [stuck, alsoStuck, inFlight]) expect(await t.store.deliveries.claim([id!], randomUUID())).toHaveLength(1);
     // Two claims made long ago (their workers died mid-POST), one just now.
     await t.db.query(`UPDATE deliveries SET attempted_at = now() - interval '10 minutes' WHERE id = ANY($1::uuid[])`, [[stuck, alsoStuck]]);

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
-import { deliveryJobOf } from '../../src/workers/jobs.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
-import { issueKey } from '../support/app.js';
+import type { Delivery, DeliveryJobData } from '../../src/domain/delivery.js';
+import { collectingQueue, issueKey } from '../support/app.js';
 import { engines, newContactDeliveries, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -47,7 +47,7 @@ describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (e
     );
     if (created.outcome !== 'created') throw new Error(created.outcome);
     const phones = Array.from({ length: count }, () => `+1415556${String(phone++)}`);
-    return { jobs: (await newContactDeliveries(t.store, accountId, phones)).map(deliveryJobOf), hookId: created.hook.id };
+    return { jobs: await newContactDeliveries(t.store, accountId, phones), hookId: created.hook.id };
   }
 
   /** A deliverer as a worker builds it, on a store whose drop statements are counted. */
@@ -70,32 +70,39 @@ describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (e
       metrics: createMetrics(),
       log,
       secretsKey: undefined,
-      delayQueue: undefined,
+      parking: { queue: collectingQueue<DeliveryJobData>().queue, keepsDelayedJobs: true },
       stopping: new AbortController().signal,
       disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
     });
   }
 
-  const deliverAll = async (worker: ReturnType<typeof deliverer>, jobs: ReturnType<typeof deliveryJobOf>[]) => {
-    await Promise.all(jobs.map((job) => worker.deliver(job, new AbortController().signal, () => {})));
+  /** Runs each through the handler as the line would, and returns what became of each. */
+  const deliverAll = async (worker: ReturnType<typeof deliverer>, jobs: Delivery[]) => {
+    const steps = await Promise.all(jobs.map((job) => worker.deliver(job, new AbortController().signal, () => {})));
+    const reports = await Promise.all(steps.map((step) => ('done' in step ? step.done : undefined)));
     await worker.settled();
+    return reports.map((report) => report?.status);
   };
 
   it('sends none of them, drops those of a deleted subscription, and drops a burst in shared statements', async () => {
     const sent = await queuedJobs('/sent', COPIES);
     const gone = await queuedJobs('/gone', COPIES);
     await t.store.hooks.deleteGone(gone.hookId);
-    await deliverAll(deliverer([]), sent.jobs);
+    expect(await deliverAll(deliverer([]), sent.jobs)).toStrictEqual(sent.jobs.map(() => 'delivered'));
     expect(receiver.requests.filter((request) => request.path === '/sent')).toHaveLength(COPIES);
 
     // The relay's burst: copies of the deliveries sent above, and the deleted subscription's.
     const dropStatements: number[] = [];
-    await deliverAll(deliverer(dropStatements), [...sent.jobs, ...gone.jobs]);
+    // Each reported: a copy another run claimed first, or dropped.
+    expect(await deliverAll(deliverer(dropStatements), [...sent.jobs, ...gone.jobs])).toStrictEqual([
+      ...sent.jobs.map(() => 'already_claimed'),
+      ...gone.jobs.map(() => 'dropped'),
+    ]);
     expect(receiver.requests.filter((request) => request.path === '/sent')).toHaveLength(COPIES);
     expect(receiver.requests.filter((request) => request.path === '/gone')).toHaveLength(0);
     const { rows } = await t.db.query<{ status: string; n: number }>(
       'SELECT status, count(*)::int AS n FROM deliveries WHERE id = ANY($1::uuid[]) GROUP BY status',
-      [[...sent.jobs, ...gone.jobs].map((job) => job.deliveryId)],
+      [[...sent.jobs, ...gone.jobs].map((job) => job.id)],
     );
     expect(rows).toStrictEqual([{ status: 'delivered', n: COPIES }]);
     expect(dropStatements.reduce((sum, size) => sum + size, 0)).toBe(2 * COPIES);

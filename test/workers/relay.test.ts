@@ -1,0 +1,140 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { DeliveryJobData } from '../../src/domain/delivery.js';
+import type { FiredEvent } from '../../src/domain/events.js';
+import type { Store } from '../../src/storage/store.js';
+import { runMaintenancePass } from '../../src/workers/maintenance.js';
+import { startRelay } from '../../src/workers/relay.js';
+import { collectingQueue, issueKey } from '../support/app.js';
+import { engines, fanOutOutbox, recordEvents, useTestStore } from '../support/databases.js';
+import { waitUntil } from '../support/processes.js';
+
+const log = pino({ level: 'silent' });
+const DAY = 86_400_000;
+
+/** An account with one new_contact subscription. */
+async function subscribedAccount(store: Store, accountId: string) {
+  const key = await issueKey(store, accountId, {});
+  const created = await store.hooks.create(
+    { keyId: key.id, accountId },
+    { eventType: 'new_contact', targetUrl: 'https://hooks.example.com/a', maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+    10,
+  );
+  if (created.outcome !== 'created') throw new Error(created.outcome);
+  return created.hook.id;
+}
+
+/**
+ * The database is the record, the queues only carry work: the relay adds again every event of
+ * the outbox past its relay time and every overdue queued delivery, page after page, and none
+ * that is not due; a delivery keeps the place it waited for; a fan-out happens once however often
+ * its job runs.
+ */
+describe.each(engines())('the relay and the fan-out on %s', (engine) => {
+  const t = useTestStore(engine);
+
+  /** The relay over queues that only keep what they are given; stopped by `stop`. */
+  const relayInto = () => {
+    const events = collectingQueue<FiredEvent>();
+    const deliveries = collectingQueue<DeliveryJobData>();
+    const relay = startRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, DAY);
+    return { events: events.added, deliveries: deliveries.added, stop: () => relay.stop() };
+  };
+
+  it('adds a job for every event left in the outbox past its relay time, far past one page, each once, and none for one not due', async () => {
+    const accountId = 'relay-events';
+    await subscribedAccount(t.store, accountId);
+    // Recorded a minute ago, their jobs never added (Redis was away), and one just now.
+    const overdue = await recordEvents(t.db, accountId, 1_103, { at: new Date(Date.now() - 60_000) });
+    const [notDue] = await t.db
+      .query<{ id: string }>(
+        `WITH e AS (INSERT INTO events (id, account_id, event_type, data) VALUES (gen_random_uuid(), $1, 'new_contact', '{}') RETURNING id, account_id, event_type, created_at)
+         INSERT INTO event_outbox SELECT id, account_id, event_type, created_at, created_at + interval '1 hour' FROM e RETURNING event_id::text AS id`,
+        [accountId],
+      )
+      .then(({ rows }) => rows.map((row) => row.id));
+    const relay = relayInto();
+    try {
+      await waitUntil(() => relay.events.length >= overdue.length, 15_000);
+    } finally {
+      await relay.stop();
+    }
+    expect(relay.events.map((event) => event.event_id).sort()).toStrictEqual([...overdue].sort());
+    expect(relay.events.map((event) => event.event_id)).not.toContain(notDue);
+    expect(relay.events[0]).toStrictEqual({ event_id: expect.any(String), event: 'new_contact', account_id: accountId, fired_at: expect.stringMatching(/Z$/) });
+    // Taken for a while: another relay leaves them alone until they are overdue again.
+    expect(await t.store.events.takeOverdue(10, 5_000)).toStrictEqual([]);
+  });
+
+  it('fans an event out once however often its job runs: a second run gets the deliveries the first made, as they stand', async () => {
+    const accountId = 'fan-out-once';
+    const hookId = await subscribedAccount(t.store, accountId);
+    const disabled = await subscribedAccount(t.store, accountId);
+    await t.db.query(`UPDATE hooks SET state = 'disabled', created_at = now() - interval '1 hour' WHERE id = $1`, [disabled]);
+    await t.db.query(`UPDATE hooks SET created_at = now() - interval '1 hour' WHERE id = $1`, [hookId]);
+    const [eventId] = await recordEvents(t.db, accountId, 1);
+    const [event] = await t.db.query<{ event_id: string; fired_at: string }>(
+      `SELECT event_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS fired_at FROM event_outbox WHERE event_id = $1`,
+      [eventId],
+    ).then(({ rows }) => rows);
+    const first = await t.store.events.fanOut([event!], 60_000);
+    expect(first.map(({ hookId: hook, status }) => ({ hook, status }))).toStrictEqual([{ hook: hookId, status: 'queued' }]);
+    await t.store.deliveries.claim([first[0]!.id], '00000000-0000-4000-8000-000000000000');
+    const again = await t.store.events.fanOut([event!], 60_000);
+    expect(again.map(({ id, status }) => ({ id, status }))).toStrictEqual([{ id: first[0]!.id, status: 'sending' }]);
+    // The disabled hook counted the event skipped once, not once per run.
+    const { rows } = await t.db.query<{ skipped: number }>('SELECT skipped FROM hooks WHERE id = $1', [disabled]);
+    expect(rows[0]!.skipped).toBe(1);
+  });
+
+  it('adds a job for every overdue delivery, far past one page, none for one that waits for a later time, and keeps each one’s place', async () => {
+    const accountId = 'relay-deliveries';
+    await subscribedAccount(t.store, accountId);
+    await recordEvents(t.db, accountId, 1_123);
+    const fanned = await fanOutOutbox(t.store, t.db, 0);
+    const overdue = fanned.slice(0, 1_103).map((delivery) => delivery.id);
+    const later = fanned.slice(1_103).map((delivery) => delivery.id);
+    await t.store.deliveries.postpone(later.map((deliveryId) => ({ deliveryId, relayAt: Date.now() + 3_600_000, place: null })));
+    // One that waited for its place at the gate, and was left to the relay to bring back then.
+    await t.store.deliveries.postpone([{ deliveryId: overdue[0]!, relayAt: Date.now() - 1_000, place: 1_234_567 }]);
+    const relay = relayInto();
+    try {
+      await waitUntil(() => relay.deliveries.length >= overdue.length, 15_000);
+    } finally {
+      await relay.stop();
+    }
+    expect(relay.deliveries.map((job) => job.delivery_id).sort()).toStrictEqual([...overdue].sort());
+    // Ids only in the job; its handler reads the rest, with the place, from the row.
+    expect(Object.keys(relay.deliveries[0]!).sort()).toStrictEqual(['account_id', 'delivery_id', 'due_at', 'event_id', 'hook_id']);
+    expect((await t.store.deliveries.find([overdue[0]!]))[0]?.place).toBe(1_234_567);
+    expect((await t.store.deliveries.find([overdue[1]!]))[0]?.place).toBeUndefined();
+    expect((await t.store.deliveries.takeOverdue(10, 5_000, 0)).filter((delivery) => overdue.includes(delivery.id))).toStrictEqual([]);
+  });
+
+  it('leaves deliveries past DELIVERY_MAX_WAIT to maintenance, which expires them, and reads only the days since', async () => {
+    const accountId = 'relay-too-old';
+    const hookId = await subscribedAccount(t.store, accountId);
+    const insert = async (queuedAgo: string) =>
+      (
+        await t.db.query<{ id: string }>(
+          `WITH fired AS (
+             INSERT INTO events (id, account_id, event_type, data, created_at)
+             VALUES (gen_random_uuid(), $1, 'new_contact', '{}', now() - interval '${queuedAgo}') RETURNING id, created_at)
+           INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)
+           SELECT gen_random_uuid(), fired.id, $2, $1, 'queued', fired.created_at, now() - interval '1 second' FROM fired RETURNING id::text`,
+          [accountId, hookId],
+        )
+      ).rows[0]!.id;
+    const tooOld = await insert('3 hours');
+    const young = await insert('1 minute');
+    const taken = await t.store.deliveries.takeOverdue(1_000, 5_000, Date.now() - 2 * 3_600_000);
+    expect(taken.map((delivery) => delivery.id)).toContain(young);
+    expect(taken.map((delivery) => delivery.id)).not.toContain(tooOld);
+
+    const rule = { afterMs: DAY, minFailures: 1_000 };
+    const { changed } = await runMaintenancePass(t.store, { retentionMs: 30 * DAY, stuckAfterMs: DAY, maxWaitMs: 2 * 3_600_000, disableRule: rule, pauseMs: 0 });
+    expect(changed.expired).toBe(1);
+    const { rows } = await t.db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [[tooOld, young]]);
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.status]))).toStrictEqual({ [tooOld]: 'expired', [young]: 'queued' });
+  });
+});
