@@ -21,7 +21,7 @@ import { deliveryGrowth } from './figures/deliveryGrowth.js';
 import { deliveryThroughput } from './figures/deliveryThroughput.js';
 import { embedded } from './figures/embedded.js';
 import { fanOut } from './figures/fanOut.js';
-import { latency, type LatencyRate } from './figures/latency.js';
+import { latency, PEAK_SHARES, type LatencyRate } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
 import { partitionGrowth } from './figures/partitionGrowth.js';
 import { restartTime } from './figures/restartTime.js';
@@ -88,13 +88,13 @@ const saturatedTargetAlone = onPacedStack(saturatedTarget);
 /** The embedded figure, with figure 2's stack measured just before and after it as its reference. */
 const embeddedBesideEngine = (ctx: BenchContext) => embedded(ctx, (events) => engineThroughput(ctx, events));
 
-/** Figure 3's rate: half of figure 2's peak, unless BENCH_LATENCY_RATE fixes it. */
+/** Figure 3's rates: a quarter and half of figure 2's peak, unless BENCH_LATENCY_RATE fixes one. */
 const latencyRate = (ctx: BenchContext, peakPerSecond: number): LatencyRate =>
   ctx.settings.latencyRate === undefined
-    ? { perSecond: Math.max(10, Math.round(peakPerSecond / 2)), halfThePeak: true }
-    : { perSecond: ctx.settings.latencyRate, halfThePeak: false };
+    ? { perSecond: PEAK_SHARES.map((share) => Math.max(10, Math.round(peakPerSecond * share))), ofThePeak: true }
+    : { perSecond: [ctx.settings.latencyRate], ofThePeak: false };
 
-/** Figure 3 (and 5's subscriptions series) at half the peak of figure 2, measured first on the same stack (or at BENCH_LATENCY_RATE). */
+/** Figure 3 (and 5's subscriptions series) at shares of the peak of figure 2, measured first on the same stack (or at BENCH_LATENCY_RATE). */
 async function latencyAlone(ctx: BenchContext): Promise<FigureResult> {
   const engine = await startEngineStack(ctx);
   const deliver = { accountId: 'deliver', channel: '/d' };
@@ -159,7 +159,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await fanOut(ctx, engine));
   results.push(await backlog(ctx, engine));
   results.push(await deliveryGrowth(ctx, engine, deliver, throughput.perSecond));
-  results.push(await upsertsPostgres(ctx, engine, rate.perSecond));
+  results.push(await upsertsPostgres(ctx, engine, rate.perSecond.at(-1)!));
   await engine.stop();
   results.push(await scaleOut(ctx));
 

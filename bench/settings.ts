@@ -74,10 +74,10 @@ export interface BenchSettings {
    */
   latencyTrace?: string;
   /**
-   * BENCH_LATENCY_RATE=<calls/s>: what is measured at half of figure 2's peak (figure 3, 5's
-   * subscriptions series, and in a full run figure 1's new-contact latency) at this fixed rate
-   * instead, so that runs compared with each other load the service alike however the host's
-   * peak moved; the report then claims no goal for figure 3.
+   * BENCH_LATENCY_RATE=<calls/s>: what is measured at shares of figure 2's peak (figure 3 and
+   * its reference, 5's subscriptions series, and in a full run figure 1's new-contact latency) at
+   * this one fixed rate instead, so that runs compared with each other load the service alike
+   * however the host's peak moved; the report then claims no goal for figure 3.
    */
   latencyRate?: number;
   durations: {
@@ -86,7 +86,6 @@ export interface BenchSettings {
     upsertPglite: number;
     upsertGrowth: number;
     raw: number;
-    rawLatency: number;
     e2eTargetSeconds: number;
     latency: number;
     latencyGrowth: number;
@@ -121,7 +120,6 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
       upsertPglite: ms(8_000),
       upsertGrowth: ms(6_000),
       raw: ms(5_000),
-      rawLatency: ms(3_000),
       e2eTargetSeconds: 8 * scale,
       latency: ms(10_000),
       latencyGrowth: ms(5_000),

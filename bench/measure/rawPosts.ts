@@ -1,15 +1,13 @@
 /**
- * References the latency and fan-out figures are compared with: the same POSTs the service
- * sends, straight from this process with undici (no queue, no database, no pacing), to the same
- * receiver.
+ * The fan-out figure's reference: the same POSTs the service sends, straight from this process
+ * with undici (no queue, no database, no pacing), to the same receiver.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { summarize } from '../../kit/statistics.js';
 import type { BenchContext } from '../context.js';
 import { SERVICE_DEFAULTS } from '../settings.js';
 import { callBody, runCount } from '../support/clients.js';
-import { monotonicMs, openLoop } from '../support/load.js';
+import { monotonicMs } from '../support/load.js';
 
 const eventBody = () => JSON.stringify({ event: 'new_conversation', data: JSON.parse(callBody(randomUUID())) });
 
@@ -38,21 +36,6 @@ async function withAgent<T>(ctx: BenchContext, work: (post: (path: string, body?
     await ctx.receiver.reset();
   }
 }
-
-/**
- * Raw POSTs at an open-loop rate: the round-trip floor the delivery latency is compared with.
- * After a warm-up at the same rate, as the service's latency has: its connections are open.
- */
-export const rawPostLatency = (ctx: BenchContext, rate: number, durationMs: number) =>
-  withAgent(ctx, async (post) => {
-    await openLoop(rate, ctx.settings.durations.latencyWarm, () => post('/raw-warm'));
-    const latencies: number[] = [];
-    await openLoop(rate, durationMs, async (_index, scheduledAt) => {
-      await post('/raw');
-      latencies.push(monotonicMs() - scheduledAt);
-    });
-    return summarize(latencies);
-  });
 
 /** Time (ms) for `total` raw POSTs to distinct paths with `concurrency` in flight: the fan-out reference. */
 export const rawPostBatch = (ctx: BenchContext, total: number, concurrency: number) =>

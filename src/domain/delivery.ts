@@ -28,6 +28,8 @@ export interface Delivery {
   queuedAt: number;
   /** Its place in line at its target's gate (the pacer's clock), once it has waited for one. */
   place?: number;
+  /** How often it left the line because in-flight room did not come (its account's POSTs hang). */
+  roomWaits?: number;
 }
 
 /**
@@ -67,4 +69,6 @@ export interface DeliveryJobData {
   hook_id: string;
   account_id: string;
   due_at: number;
+  /** How often it left the line for in-flight room that did not come (a `waiting-for-room` job). */
+  room_waits?: number;
 }

@@ -17,12 +17,12 @@ import { vacuumQueries } from './vacuum.js';
 
 /**
  * The delivery statements due at a moment: a claim before a departure the gate granted, or its
- * giving back. Run on `db.ahead()`, so that on PGlite they go ahead of every other statement
- * waiting (pglite.ts); nothing else goes there.
+ * giving back, and the reading of a parked delivery whose time has come. Run on `db.ahead()`, so
+ * that on PGlite they go ahead of every other statement waiting (pglite.ts); nothing else goes there.
  */
 function urgentDeliveryQueries(db: Database) {
-  const { claim, giveBack } = deliveryQueries(db);
-  return { claim, giveBack };
+  const { claim, giveBack, find } = deliveryQueries(db);
+  return { claim, giveBack, find };
 }
 
 /** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */

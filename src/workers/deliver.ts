@@ -66,6 +66,15 @@ const toOutcome = (posted: PostOutcome): DeliveryOutcome => {
   return { status: posted.kind === 'refused' ? 'refused' : 'failed', error: posted.error, durationMs: posted.durationMs };
 };
 
+/** A delivery that keeps finding no in-flight room comes back at most 2^6 NEAR_WAIT_MS later (about a minute). */
+const LONGEST_ROOM_BACK_OFF_DOUBLINGS = 6;
+
+/**
+ * Asked of the gate by a delivery placing itself: grant nothing, however soon its place comes
+ * (passGate grants a departure only within this of the soonest it could leave).
+ */
+const PLACE_ONLY_MS = -1;
+
 const done = (report: DeliveryReport | Promise<DeliveryReport>): LineStep<Delivery, DeliveryReport> => ({ done: report });
 
 /**
@@ -219,12 +228,31 @@ export function createDeliverer(deps: DelivererDeps) {
     return reportOf(delivery, dropped ? 'dropped' : 'already_claimed');
   }
 
+  /**
+   * Whether `delivery` takes its place in its target's line before it takes in-flight room: a new
+   * one to a paced target. Placing grants no departure, so it needs no room, and a paced backlog
+   * is placed (the most of it parked) as fast as the gate answers, not at its in-flight cap's pace.
+   */
+  const placesFirst = (delivery: Delivery) => delivery.place === undefined && heldToDepartureTimes(paceOf(delivery));
+
+  /** Takes `delivery`'s place at its gate: it comes back in the line then (parked, when later than NEAR_WAIT_MS). */
+  async function place(delivery: Delivery, signal: AbortSignal): Promise<LineStep<Delivery, DeliveryReport>> {
+    const ask = { newConnection: poster.needsConnection(delivery.targetUrl), leadMs: claimLead.ms, soonMs: PLACE_ONLY_MS };
+    const placed = await untilDone('pacing', () => passGate(pacer, delivery, settings, ask), signal, log, { deliveryId: delivery.id });
+    if (placed.kind === 'expired') return done(await expire(delivery, signal));
+    if (placed.kind === 'wait') return waitForPlace(placed.delivery, placed.dueAt, signal);
+    throw new Error('the gate granted a departure asked for a place only');
+  }
+
   // The line runs this once the delivery has room under its in-flight caps (inFlight.ts), so a
-  // departure granted at the gate is one this process can make at once.
+  // departure granted at the gate is one this process can make at once; a delivery placing itself
+  // (placesFirst) runs without.
   const deliver: LineHandler<Delivery, DeliveryReport> = async (delivery, signal, release) => {
+    if (placesFirst(delivery)) return place(delivery, signal);
     const newConnection = poster.needsConnection(delivery.targetUrl);
     const lead = claimLead.ms;
     const gated = await untilDone('pacing', () => passGate(pacer, delivery, settings, { newConnection, leadMs: lead }), signal, log, { deliveryId: delivery.id });
+    if (gated.kind !== 'go') release(); // nothing is sent now: its room goes to the next at once
     if (gated.kind === 'expired') return done(await expire(delivery, signal));
     if (gated.kind === 'wait') return waitForPlace(gated.delivery, gated.dueAt, signal);
     // A departure granted a moment ahead is waited for here, unclaimed (a crash now loses
@@ -239,8 +267,18 @@ export function createDeliverer(deps: DelivererDeps) {
 
   return {
     deliver,
-    /** Parks a delivery that waited too long for in-flight room: it comes back in NEAR_WAIT_MS. */
-    leaveLine: (delivery: Delivery) => park(delivery, Date.now() + NEAR_WAIT_MS, 'waiting-for-room', stopping),
+    /** Whether the line must give `delivery` in-flight room before it runs (all but one placing itself). */
+    needsRoom: (delivery: Delivery) => !placesFirst(delivery),
+    /**
+     * Parks a delivery whose in-flight room is stuck (its account's or target's POSTs hang): it
+     * comes back in NEAR_WAIT_MS, twice that the next time, and so on up to a minute, so that a
+     * hung account's backlog costs little while it waits.
+     */
+    leaveLine: (delivery: Delivery) => {
+      const roomWaits = (delivery.roomWaits ?? 0) + 1;
+      const backOff = NEAR_WAIT_MS * 2 ** Math.min(roomWaits - 1, LONGEST_ROOM_BACK_OFF_DOUBLINGS);
+      return park({ ...delivery, roomWaits }, Date.now() + backOff, 'waiting-for-room', stopping);
+    },
     /** Resolves once every outcome of a POST made is recorded, and every write submitted is done. */
     async settled() {
       while (recording.size > 0) await Promise.allSettled(recording);

@@ -18,7 +18,11 @@ import { createLocalPacer, type Pacer } from './pacer.js';
 import { createPoster } from './poster.js';
 import { startRelay } from './relay.js';
 
-/** Jobs of each queue a process runs at once, per delivery it may send at once: jobs wait for their deliveries. */
+/**
+ * Jobs of each queue a process runs at once, per delivery it may send at once. Jobs wait for
+ * their deliveries, and a job costs only memory while it waits: enough are taken that another
+ * account's job is taken while one account's burst waits for its in-flight room.
+ */
 export const JOBS_PER_DELIVERY_SLOT = 4;
 
 export interface EngineDeps {
@@ -41,15 +45,18 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
     dns: { timeoutMs: config.DELIVERY_DNS_TIMEOUT_MS, servers: config.DELIVERY_DNS_SERVERS },
     trustedCertificates: () => listenCertificateFingerprints(config.DATA_DIR),
   });
-  const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
-  const inFlight = createInFlightLimits({
-    perTarget: config.DELIVERY_MAX_IN_FLIGHT_PER_TARGET ?? defaults.perTarget,
-    perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? defaults.perAccount,
-    perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? defaults.perHost,
-  });
   const stopping = new AbortController();
   const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
   const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, parking, stopping: stopping.signal, disableRule: hookDisableRule(config) });
+  const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
+  const inFlight = createInFlightLimits(
+    {
+      perTarget: config.DELIVERY_MAX_IN_FLIGHT_PER_TARGET ?? defaults.perTarget,
+      perAccount: config.DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT ?? defaults.perAccount,
+      perHost: config.DELIVERY_MAX_IN_FLIGHT_PER_HOST ?? defaults.perHost,
+    },
+    deliverer.needsRoom,
+  );
   const line = createLine<Delivery, DeliveryReport>(deliverer.deliver, {
     concurrency: config.DELIVERY_CONCURRENCY,
     admission: inFlight,

@@ -15,7 +15,7 @@ export function createDeliveryJobHandler(
   deliver: (delivery: Delivery, dueAt: number) => Promise<DeliveryReport>,
 ): JobHandler<DeliveryJobData, DeliveryReport> {
   const find = groupCommit(async (ids: string[]): Promise<(FannedOutDelivery | undefined)[]> => {
-    const found = new Map((await store.deliveries.find(ids)).map((delivery) => [delivery.id, delivery]));
+    const found = new Map((await store.urgentDeliveries.find(ids)).map((delivery) => [delivery.id, delivery]));
     return ids.map((id) => found.get(id));
   });
 
@@ -23,6 +23,6 @@ export function createDeliveryJobHandler(
     const delivery = await find.submit(job.delivery_id);
     if (!delivery) return reportOf({ id: job.delivery_id, hookId: job.hook_id }, 'dropped');
     if (delivery.status !== 'queued') return reportOf(delivery, delivery.status);
-    return deliver(delivery, job.due_at);
+    return deliver(job.room_waits ? { ...delivery, roomWaits: job.room_waits } : delivery, job.due_at);
   };
 }

@@ -116,7 +116,14 @@ export function createDeliveryWrites(
         queued.map(({ delivery, dueAt, reason }) => ({
           id: `${delivery.id}.${dueAt}`,
           name: reason,
-          data: { delivery_id: delivery.id, event_id: delivery.eventId, hook_id: delivery.hookId, account_id: delivery.accountId, due_at: dueAt },
+          data: {
+            delivery_id: delivery.id,
+            event_id: delivery.eventId,
+            hook_id: delivery.hookId,
+            account_id: delivery.accountId,
+            due_at: dueAt,
+            ...(delivery.roomWaits && { room_waits: delivery.roomWaits }),
+          },
           runAt: dueAt,
         })),
       );

@@ -11,11 +11,15 @@ const LEVELS = ['target', 'account', 'host'] as const;
  * A delivery over a cap waits in the line (line.ts), holding nothing, in line by its turn: when room
  * comes back under that cap, the best-placed delivery waiting for it goes first.
  */
-export function createInFlightLimits(limits: { perTarget: number; perAccount: number; perHost: number }): Admission<Delivery> {
+export function createInFlightLimits(
+  limits: { perTarget: number; perAccount: number; perHost: number },
+  needsRoom: (delivery: Delivery) => boolean,
+): Admission<Delivery> {
   const limitOf = { target: limits.perTarget, account: limits.perAccount, host: limits.perHost };
   const counts = new Map<string, number>();
   const keysOf = (delivery: Delivery) => [`target ${delivery.targetUrl}`, `account ${delivery.accountId}`, `host ${hostOf(delivery.targetUrl)}`];
   return {
+    needsRoom,
     keysOf,
     take(delivery) {
       const keys = keysOf(delivery);

@@ -30,6 +30,8 @@ export type LineHandler<Data, Outcome> = (data: Data, signal: AbortSignal, relea
  * unit of room given back under a key lets the best entry waiting for that key try again.
  */
 export interface Admission<Data> {
+  /** Whether the entry needs room to run now; one that does not runs as soon as a slot is free. */
+  needsRoom(data: Data): boolean;
   take(data: Data): { release: () => void } | { waitFor: string };
   /** The keys whose room an entry's release gives back. */
   keysOf(data: Data): string[];
@@ -38,7 +40,12 @@ export interface Admission<Data> {
 export interface LineOptions<Data, Outcome> {
   concurrency: number;
   admission?: Admission<Data>;
-  /** An entry that waited this long for room leaves the line, to `leaveLine`. */
+  /**
+   * An entry waiting for room under a key that gave none back for this long (a target or account
+   * whose POSTs hang) leaves the line, to `leaveLine`, and so does one that comes to wait under a
+   * key stuck so: the jobs waiting on them are free. Under a key whose room comes and goes (a
+   * burst larger than its cap), it waits on.
+   */
   roomWaitMs: number;
   /** Where an entry goes that waited too long for room, and its outcome then. */
   leaveLine(data: Data): Promise<Outcome>;
@@ -79,20 +86,50 @@ export function createLine<Data, Outcome>(handler: LineHandler<Data, Outcome>, o
     entry.settle(outcome);
   };
 
-  /** Takes the entry's room, or puts it in line for the key that has none, until roomWaitMs. */
-  const admit = (entry: Held<Data, Outcome>): (() => void) | undefined => {
-    if (!options.admission) return () => {};
+  /**
+   * When each key with entries waiting for its room last moved: when their wait began, or when it
+   * last gave room back. One that has not moved for roomWaitMs is stuck.
+   */
+  const movedAt = new Map<string, number>();
+  const isStuck = (key: string) => Date.now() - (movedAt.get(key) ?? Date.now()) >= options.roomWaitMs;
+
+  /** The entry leaves the line: its key is stuck. */
+  const leave = (entry: Held<Data, Outcome>) => finish(entry, options.leaveLine(entry.data));
+
+  /** After roomWaitMs: the entry leaves the line if its key is stuck, else waits on. */
+  const watchRoomWait = (entry: Held<Data, Outcome>, key: string) => {
+    entry.roomTimer = setTimeout(
+      () => {
+        if (!isStuck(key)) return watchRoomWait(entry, key);
+        entry.gone = true;
+        roomWaiting--;
+        leave(entry);
+      },
+      Math.max(1, (movedAt.get(key) ?? Date.now()) + options.roomWaitMs - Date.now()),
+    );
+  };
+
+  /**
+   * Takes the entry's room (with the keys it is taken under), none when it needs none, or puts it
+   * in line for the key that has none (watchRoomWait); under a key already stuck it leaves at once.
+   */
+  const admit = (entry: Held<Data, Outcome>): { release: () => void; keys: string[] } | undefined => {
+    if (!options.admission?.needsRoom(entry.data)) return { release: () => {}, keys: [] };
     const taken = options.admission.take(entry.data);
-    if ('release' in taken) return taken.release;
-    const line = waitingForRoom.get(taken.waitFor) ?? createReadyLine<Held<Data, Outcome>>();
-    waitingForRoom.set(taken.waitFor, line);
+    if ('release' in taken) return { release: taken.release, keys: options.admission.keysOf(entry.data) };
+    const key = taken.waitFor;
+    if (isStuck(key)) {
+      leave(entry);
+      return undefined;
+    }
+    let line = waitingForRoom.get(key);
+    if (!line) {
+      waitingForRoom.set(key, (line = createReadyLine<Held<Data, Outcome>>()));
+      movedAt.set(key, Date.now());
+    }
     line.push(entry, entry.priority ?? 0);
     roomWaiting++;
-    entry.roomTimer = setTimeout(() => {
-      entry.gone = true;
-      roomWaiting--;
-      finish(entry, options.leaveLine(entry.data));
-    }, options.roomWaitMs);
+    watchRoomWait(entry, key);
     return undefined;
   };
 
@@ -101,7 +138,10 @@ export function createLine<Data, Outcome>(handler: LineHandler<Data, Outcome>, o
     const line = waitingForRoom.get(key);
     let next = line?.shift();
     while (next?.gone) next = line?.shift();
-    if (line && line.size === 0) waitingForRoom.delete(key);
+    if (line && line.size === 0) {
+      waitingForRoom.delete(key);
+      movedAt.delete(key);
+    }
     if (next) {
       clearTimeout(next.roomTimer);
       roomWaiting--;
@@ -109,14 +149,16 @@ export function createLine<Data, Outcome>(handler: LineHandler<Data, Outcome>, o
     return next;
   };
 
-  /** Gives an entry's room back, once, and lets the best entry waiting under each of its keys try again. */
-  const releaser = (entry: Held<Data, Outcome>, release: () => void) => {
+  /** Gives room back, once, and lets the best entry waiting under each of its keys try again. */
+  const releaser = ({ release, keys }: { release: () => void; keys: string[] }) => {
     let released = false;
     return () => {
       if (released) return;
       released = true;
       release();
-      for (const key of options.admission?.keysOf(entry.data) ?? []) {
+      const now = Date.now();
+      for (const key of keys) {
+        if (waitingForRoom.has(key)) movedAt.set(key, now);
         const next = nextWaiting(key);
         if (next) ready.push(next, next.priority ?? 0);
       }
@@ -130,7 +172,7 @@ export function createLine<Data, Outcome>(handler: LineHandler<Data, Outcome>, o
       if (entry === undefined) return;
       const admitted = admit(entry);
       if (!admitted) continue;
-      const release = releaser(entry, admitted);
+      const release = releaser(admitted);
       entry.running = true;
       const run: Promise<void> = handler(entry.data, closing.signal, release)
         .then(
@@ -196,6 +238,7 @@ export function createLine<Data, Outcome>(handler: LineHandler<Data, Outcome>, o
         if (!entry.running) finish(entry, options.closedOutcome(entry.data));
       }
       waitingForRoom.clear();
+      movedAt.clear();
       await Promise.all(running);
     },
   };

@@ -187,12 +187,12 @@ describe.each(stackModes())('pacing made visible, %s', (mode) => {
     return line === undefined ? undefined : Number(line.split(' ')[1]);
   };
 
-  it('shows deliveries waiting for a slot, their wait and throttled answers in /metrics, and the waiting jobs in Bull Board', async () => {
+  it('shows deliveries parked for their time, their wait and throttled answers in /metrics, and the waiting jobs in Bull Board', async () => {
     let answered = 0;
     stack.answers['/visible'] = () => (answered++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 });
     await stack.api('POST', '/hooks', { event: 'new_contact', target_url: `${stack.receiver.url}/visible`, max_per_second: 1 });
     await stack.newContacts(6);
-    await waitUntil(async () => ((await metric('webhook_deliveries_waiting_for_slot')) ?? 0) >= 1, 10_000);
+    await waitUntil(async () => ((await metric('contact_hooks_queue_jobs{queue="deliveries",state="delayed"}')) ?? 0) >= 1, 10_000);
     if (mode === 'workers') {
       const board = await fetch(`${stack.web.url}/admin/queues/api/queues?activeQueue=deliveries&status=delayed&page=1`, {
         headers: { authorization: `Basic ${Buffer.from(`ops:${INTERNAL_TOKEN}`).toString('base64')}` },
@@ -203,6 +203,6 @@ describe.each(stackModes())('pacing made visible, %s', (mode) => {
     await waitUntil(() => stack.received('/visible').length >= 6, 20_000);
     await waitUntil(async () => (await metric('webhook_delivery_wait_seconds_count')) === 6, 5_000);
     expect(await metric('webhook_throttled_total')).toBe(1);
-    expect(await metric('webhook_deliveries_waiting_for_slot')).toBe(0);
+    expect(await metric('contact_hooks_queue_jobs{queue="deliveries",state="delayed"}')).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import { sleep, waitUntil } from '../support/processes.js';
 import { describeEachRedisShape } from '../support/redisShapes.js';
 
 /**
- * At most once under the faults that make a naive queue send twice: the same event enqueued
+ * At most once under the faults that make a naive queue send twice: the same event's job added
  * again, a worker SIGKILLed mid-delivery, and a frozen worker whose job another worker takes.
  * Each prints what was delivered, lost and duplicated. On a Redis Cluster, the SIGKILLs.
  */
@@ -39,32 +39,41 @@ describeEachRedisShape('worker faults never produce a second POST, Redis %s', (s
   };
 
   if (shape === 'single') {
-    // One server covers a job handed over again; on a cluster only where the jobs live differs.
-    it('sends once when the same delivery is handed to a worker again, while and after it runs', async () => {
+    // One server covers a job added again; on a cluster only where the jobs live differs.
+    it('sends once when the same event’s job is added again, while and after it runs, and when a copy of its delivery’s job comes', async () => {
       const hook = await stack.subscribe('/twice');
       stack.delayMs['/twice'] = 500;
       const [contactId] = await stack.newContacts(1);
       await waitUntil(() => stack.received('/twice').length === 1, 10_000);
       const [delivery] = await stack.sql(
-        `SELECT d.id, h.account_id, h.target_url FROM deliveries d JOIN hooks h ON h.id = d.hook_id JOIN events e ON e.id = d.event_id
-         WHERE e.data->>'contact_id' = $1`,
+        `SELECT d.id::text, d.event_id::text, d.account_id, e.event_type, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS fired_at
+         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.data->>'contact_id' = $1`,
         [contactId],
       );
-      // Its job again, as a stalled or restored copy would come: while its POST is on the wire, and after.
-      const again = async (suffix: string) => {
-        const job = { deliveryId: delivery.id, accountId: delivery.account_id, targetUrl: delivery.target_url, maxPerSecond: null, queuedAt: Date.now() };
-        await queue.add('deliveries', job, { jobId: `${delivery.id}.${suffix}` });
-      };
       const connection = stack.redis!.client();
-      const queue = new Queue('deliveries', { connection, prefix: bullPrefix(stack.redis!.prefix) });
+      const events = new Queue('events', { connection, prefix: bullPrefix(stack.redis!.prefix) });
+      const deliveries = new Queue('deliveries', { connection, prefix: bullPrefix(stack.redis!.prefix) });
+      const event = { event_id: delivery.event_id, event: delivery.event_type, account_id: delivery.account_id, fired_at: delivery.fired_at };
       try {
-        await again('while');
-        await sleep(2500);
-        await again('after');
-        await sleep(2500);
-        expect(report('handed over again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
+        // The event's job added again while its POST is on the wire: the id is held, nothing is added.
+        await events.add(event.event, event, { jobId: event.event_id });
+        await waitUntil(async () => (await events.getJobState(event.event_id)) === 'completed', 10_000);
+        // Its kept job removed and the job added again, as the relay would after a lost fan-out's
+        // answer: it runs again, fans out nothing new, and reports the delivery as it stands.
+        await (await events.getJob(event.event_id))!.remove();
+        await events.add(event.event, event, { jobId: event.event_id });
+        await waitUntil(async () => (await events.getJobState(event.event_id)) === 'completed', 10_000);
+        expect((await events.getJob(event.event_id))!.returnvalue.deliveries).toMatchObject([{ delivery_id: delivery.id, status: 'delivered' }]);
+        // A relayed copy of its delivery's job: it finds the delivery sent.
+        const data = { delivery_id: delivery.id, event_id: delivery.event_id, hook_id: hook, account_id: delivery.account_id, due_at: Date.now() };
+        await deliveries.add('relayed', data, { jobId: `${delivery.id}.copy` });
+        await waitUntil(async () => (await deliveries.getJobState(`${delivery.id}.copy`)) === 'completed', 10_000);
+        expect((await deliveries.getJob(`${delivery.id}.copy`))!.returnvalue).toMatchObject({ delivery_id: delivery.id, status: 'delivered' });
+        await sleep(1000);
+        expect(report('job added again', '/twice', 1)).toStrictEqual({ delivered: 1, duplicated: 0 });
       } finally {
-        await queue.close();
+        await events.close();
+        await deliveries.close();
         connection.disconnect();
       }
       await stack.api('DELETE', `/hooks/${hook}`);
@@ -78,7 +87,8 @@ describeEachRedisShape('worker faults never produce a second POST, Redis %s', (s
     await waitUntil(() => stack.received('/killed').length >= 3, 10_000);
     for (const worker of stack.workers.splice(0)) await worker.stop('SIGKILL');
     stack.startWorker();
-    // What the killed workers held unsent is overdue after the relay's grace, and the new worker's relay hands it over.
+    // The killed workers' jobs stall and run again on the new worker; what they held unsent is
+    // also overdue after the relay's grace, and its relay adds it again.
     await sleep(8000);
     const { duplicated, delivered } = report('SIGKILL', '/killed', 20);
     expect(duplicated).toBe(0);

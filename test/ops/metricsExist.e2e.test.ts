@@ -36,12 +36,12 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
     const port = await freePort();
     workerUrl = `http://127.0.0.1:${port}`;
     worker = startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port) });
-    // The web process sees the worker once it has subscribed to the new-events ring.
+    // The web process sees the worker once its BullMQ worker has connected.
     await waitUntil(
       async () => {
         web = (await scrape(stack.web.url, INTERNAL_TOKEN)) ?? '';
         fromWorker = (await scrape(workerUrl)) ?? '';
-        return fromWorker !== '' && sampleValue(web, 'contact_hooks_workers_listening') === 1;
+        return fromWorker !== '' && sampleValue(web, 'contact_hooks_workers_consuming') === 1;
       },
       20_000,
       () => `${worker.output()}\n${web}`,
@@ -82,16 +82,16 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
   });
 
   it('counts workers from the web process only: a worker, which has no view of the others, reports none', () => {
-    expect(sampleValue(web, 'contact_hooks_workers_listening')).toBe(1);
-    expect(scrapedNames(fromWorker).has('contact_hooks_workers_listening')).toBe(false);
+    expect(sampleValue(web, 'contact_hooks_workers_consuming')).toBe(1);
+    expect(scrapedNames(fromWorker).has('contact_hooks_workers_consuming')).toBe(false);
   });
 
   it('counts deliveries ending unknown from zero, so that the first one is an increase', () => {
     expect(sampleValue(fromWorker, 'webhook_deliveries_total{outcome="unknown"}')).toBe(0);
   });
 
-  it('shows no worker listening once the worker is gone', async () => {
+  it('shows no worker consuming once the worker is gone', async () => {
     await worker.stop('SIGTERM');
-    await waitUntil(async () => sampleValue((await scrape(stack.web.url, INTERNAL_TOKEN)) ?? '', 'contact_hooks_workers_listening') === 0, 20_000);
+    await waitUntil(async () => sampleValue((await scrape(stack.web.url, INTERNAL_TOKEN)) ?? '', 'contact_hooks_workers_consuming') === 0, 20_000);
   });
 });

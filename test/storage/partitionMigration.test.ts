@@ -39,9 +39,10 @@ describe.each(engines())('partitioning a populated database on %s', (engine) => 
     await close?.();
   });
 
-  // Without events.dispatched_at, which migration 9 replaces with the outbox table.
+  // Events without dispatched_at, which migration 9 replaces with the outbox table.
+  const COLUMNS: Record<string, string> = { events: 'id, account_id, event_type, data, created_at', deliveries: '*' };
   const rows = async (table: string) =>
-    (await db.query<Record<string, unknown>>(`SELECT * FROM ${table} ORDER BY id`)).rows.map(({ dispatched_at: _dispatched, ...row }) => JSON.stringify(row));
+    (await db.query<Record<string, unknown>>(`SELECT ${COLUMNS[table]} FROM ${table} ORDER BY id`)).rows.map((row) => JSON.stringify(row));
 
   it('keeps every row, and the engine goes on with them', async () => {
     expect(await migrate(db, 6)).toStrictEqual([1, 2, 3, 4, 5, 6]);

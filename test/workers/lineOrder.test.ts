@@ -12,8 +12,8 @@ const log = pino({ level: 'silent' });
  * The line, in front of every process's delivery handler, hands out ready entries in one order:
  * by priority (none first, then 1, 2, …), first in first out within one; an entry that answers
  * "not yet" with a priority takes that place in line when its time comes. Fairness between
- * accounts rests on this (turns, src/domain/turns.ts). An entry that waits too long for room
- * leaves the line, so that no job waits on it for long.
+ * accounts rests on this (turns, src/domain/turns.ts). An entry waiting for room under a stuck
+ * key (no room given back for a while) leaves the line, so that no job waits on hung POSTs.
  */
 describe('the line', () => {
   let line: Line<Data, string> | undefined;
@@ -87,9 +87,10 @@ describe('the line', () => {
     expect(ran.filter((name) => name === 'twice')).toHaveLength(1);
   });
 
-  it('sends an entry that waited longer than roomWaitMs for room out of the line, and runs the others as room comes', async () => {
+  it('sends an entry out of the line once its key gave no room back for roomWaitMs, and those that come while it is stuck at once', async () => {
     let held = 0;
     const admission: Admission<Data> = {
+      needsRoom: () => true,
       keysOf: () => ['one'],
       take: () => (held === 0 ? ((held = 1), { release: () => void (held = 0) }) : { waitFor: 'one' }),
     };
@@ -104,9 +105,33 @@ describe('the line', () => {
     const first = line.add({ id: 'first', data: { name: 'first' } });
     const waiting = line.add({ id: 'waiting', data: { name: 'waiting' } });
     expect(await waiting).toBe('left waiting');
-    const after = line.add({ id: 'after', data: { name: 'after' } });
+    // The key is stuck now: one that comes to wait under it leaves at once, holding no job.
+    const addedAt = Date.now();
+    expect(await line.add({ id: 'stuck too', data: { name: 'stuck too' } })).toBe('left stuck too');
+    expect(Date.now() - addedAt).toBeLessThan(100);
     releaseFirst();
-    expect(await Promise.all([first, after])).toStrictEqual(['did first', 'did after']);
+    expect(await first).toBe('did first');
+    await sleep(10); // its room is given back once its handler has ended, a moment after its outcome
+    expect(await line.add({ id: 'after', data: { name: 'after' } })).toBe('did after');
+  });
+
+  it('keeps an entry waiting for room as long as its key gives room back now and then, however long the wait', async () => {
+    let held = 0;
+    const admission: Admission<Data> = {
+      needsRoom: () => true,
+      keysOf: () => ['one'],
+      take: () => (held === 0 ? ((held = 1), { release: () => void (held = 0) }) : { waitFor: 'one' }),
+    };
+    line = lineOf(
+      async (data) => {
+        await sleep(100);
+        return { done: `did ${data.name}` };
+      },
+      { admission, roomWaitMs: 250, concurrency: 6 },
+    );
+    // Six at once through one unit of room, 100 ms each: the last waits 500 ms, twice roomWaitMs.
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(await Promise.all(names.map((name) => line!.add({ id: name, data: { name } })))).toStrictEqual(names.map((name) => `did ${name}`));
   });
 
   it('settles what it holds with the closed outcome when it closes, and lets the running entry finish', async () => {
