@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The folders tsconfig.build.json compiles, and the files that decide how. */
-const SOURCE_DIRS = ['src', 'kit', 'bench'];
+const SOURCE_DIRS = ['src', 'kit', 'bench', 'scripts'];
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 /** Written there by runs, never compiled (git ignores it too). */
 const NOT_SOURCES = new Set([join(root, 'bench/results')]);
