@@ -1,22 +1,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** The parent of a process, or undefined once it has exited. */
-function parentOf(pid: string): number | undefined {
+/** What `read` returns from /proc, or `gone` when the process exited meanwhile. */
+function whileAlive<T>(read: () => T, gone: T): T {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined; // exited meanwhile
+    return read();
+  } catch (error) {
+    if (['ENOENT', 'ESRCH'].includes((error as NodeJS.ErrnoException).code ?? '')) return gone;
+    throw error;
   }
 }
 
-function rssMiB(pid: number): number {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0; // exited meanwhile
-  }
-}
+const parentOf = (pid: string) =>
+  whileAlive(() => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }, undefined);
+
+const rssMiB = (pid: number) => whileAlive(() => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024, 0);
 
 /**
  * RSS in MiB of each child of `root` together with all its descendants: a service and whatever
@@ -36,32 +36,47 @@ export function processTreesMiB(root = process.pid): Map<number, number> {
   return new Map((children.get(root) ?? []).map((child) => [child, treeMiB(child)]));
 }
 
-export interface MemoryPoint {
+export interface MemoryTick {
   /** Seconds since sampling began. */
   atS: number;
-  rssMiB: number;
+  /** MiB of each child of this process with its descendants, by the child's pid. */
+  trees: Map<number, number>;
 }
 
-/**
- * Samples processTreesMiB every `intervalMs` until stopped: the points of each child of this
- * process (by pid), and the highest of them.
- */
+/** Samples processTreesMiB every `intervalMs` until stopped. */
 export function sampleMemory(intervalMs: number) {
   const started = performance.now();
-  const points = new Map<number, MemoryPoint[]>();
-  const sample = () => {
-    const atS = (performance.now() - started) / 1000;
-    for (const [pid, rssMiB] of processTreesMiB()) {
-      const series = points.get(pid) ?? [];
-      series.push({ atS, rssMiB });
-      points.set(pid, series);
-    }
-  };
+  const ticks: MemoryTick[] = [];
+  const sample = () => ticks.push({ atS: (performance.now() - started) / 1000, trees: processTreesMiB() });
   sample();
   const timer = setInterval(sample, intervalMs);
   return {
     stop: () => clearInterval(timer),
-    points: (pid: number) => points.get(pid) ?? [],
-    peakMiB: (pid: number) => Math.max(0, ...(points.get(pid) ?? []).map((point) => point.rssMiB)),
+    ticks: () => ticks,
+    /** The highest sample of `pid`'s tree. */
+    peakMiB: (pid: number) => Math.max(0, ...ticks.map((tick) => tick.trees.get(pid) ?? 0)),
   };
+}
+
+export type MemorySampler = ReturnType<typeof sampleMemory>;
+
+/**
+ * The samples summed by group (`groupOf` names a pid's, or leaves it out), over the ticks where
+ * the group had a process: one series per group, in the order groups first appear.
+ */
+export function memoryByGroup(ticks: MemoryTick[], groupOf: (pid: number) => string | undefined) {
+  const series = new Map<string, Array<{ atS: number; rssMiB: number }>>();
+  for (const { atS, trees } of ticks) {
+    const sums = new Map<string, number>();
+    for (const [pid, rssMiB] of trees) {
+      const group = groupOf(pid);
+      if (group !== undefined) sums.set(group, (sums.get(group) ?? 0) + rssMiB);
+    }
+    for (const [group, rssMiB] of sums) {
+      const points = series.get(group) ?? [];
+      points.push({ atS, rssMiB: Math.round(rssMiB * 10) / 10 });
+      series.set(group, points);
+    }
+  }
+  return [...series].map(([label, points]) => ({ label, points }));
 }
