@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,16 @@ async function upsertOnce(dataDir: string, phone: string) {
 }
 
 describe('a first start on a new DATA_DIR', () => {
+  it('finds a blank cluster every user can read: the service may run as another user than the build', () => {
+    const unreadable = readdirSync(BLANK, { recursive: true, withFileTypes: true })
+      .filter((entry) => {
+        const wanted = entry.isDirectory() ? 0o555 : 0o444; // directories must be entered too
+        return (statSync(join(entry.parentPath, entry.name)).mode & wanted) !== wanted;
+      })
+      .map((entry) => join(entry.parentPath, entry.name));
+    expect(unreadable).toStrictEqual([]);
+  });
+
   it('copies the blank cluster, serves, and keeps what it stored across a restart', async () => {
     const dataDir = newDataDir();
     const id = await upsertOnce(dataDir, '+14155550101');

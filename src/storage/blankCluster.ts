@@ -4,7 +4,7 @@
  * so it runs where the service is built, not where it starts; a copy needs next to nothing.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +20,18 @@ const installedPglite = () => {
   const manifest = fileURLToPath(new URL('../package.json', import.meta.resolve('@electric-sql/pglite')));
   return `@electric-sql/pglite ${(JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version}`;
 };
+
+/**
+ * Readable by every user, writable by its owner: the service may run as another user than the
+ * build (the Docker image's \`node\`), and a copy keeps these modes.
+ */
+function shareable(path: string) {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const inner = join(path, entry.name);
+    if (entry.isDirectory()) shareable(inner);
+    chmodSync(inner, entry.isDirectory() ? 0o755 : 0o644);
+  }
+}
 
 const madeBy = (home: string) => (existsSync(join(home, MADE_BY)) ? readFileSync(join(home, MADE_BY), 'utf8') : undefined);
 
@@ -37,6 +49,7 @@ export async function makeBlankCluster(): Promise<'made' | 'kept'> {
   const db = await PGlite.create(join(aside, CLUSTER));
   await db.close();
   writeFileSync(join(aside, MADE_BY), version);
+  shareable(aside);
   rmSync(HOME, { recursive: true, force: true });
   renameSync(aside, HOME);
   return 'made';
