@@ -23,7 +23,7 @@ const installedPglite = () => {
 
 /**
  * Readable by every user, writable by its owner: the service may run as another user than the
- * build (the Docker image's \`node\`), and a copy keeps these modes.
+ * build (the Docker image's `node`), and a copy keeps these modes.
  */
 function shareable(path: string) {
   for (const entry of readdirSync(path, { withFileTypes: true })) {
