@@ -10,7 +10,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# tsconfig.build.json also compiles bench/ and kit/ when they are present; they are not copied, so only src/ is built.
+# tsconfig.build.json also compiles bench/, kit/ and scripts/ when they are present; they are not copied, so only src/ is built.
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS production-dependencies

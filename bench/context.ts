@@ -11,10 +11,13 @@ import { phoneSource, type PhoneSource } from './support/clients.js';
 import { createCpuMeter, type CpuMeter } from './support/cpu.js';
 import { startReceiver, type Receiver } from '../kit/arrivalReceiver.js';
 import type { Run } from './support/seeding.js';
+import { sampleMemory, type MemorySampler } from './support/memory.js';
 import { createServices, type Services } from './support/services.js';
 
 export const RESULTS_DIR = join(process.cwd(), 'bench', 'results');
 export const LOG_DIR = join(RESULTS_DIR, 'logs');
+/** How often the run's memory is sampled, for the page's memory chart. */
+const MEMORY_SAMPLE_MS = 1_000;
 
 /** Everything one run shares: the receiver, the PostgreSQL database and Redis prefix, the processes, the CPU table. */
 export interface BenchContext {
@@ -29,6 +32,8 @@ export interface BenchContext {
   sql: Run;
   cpu: CpuMeter;
   services: Services;
+  /** RSS of every process the run starts, sampled from its start to its close. */
+  memory: MemorySampler;
   phones: PhoneSource;
   /** What every service process gets; `postgresEnv` adds the run's database and Redis prefix. */
   commonEnv: Record<string, string>;
@@ -55,6 +60,7 @@ export async function openContext(settings: BenchSettings, cpu = createCpuMeter(
   // One connection, let go when idle: the upsert figure's two pools of 50 need all of PostgreSQL's 100.
   const admin = new pg.Pool({ connectionString: database.url, max: 1, idleTimeoutMillis: 200 });
   const services = createServices(LOG_DIR, cpu);
+  const memory = sampleMemory(MEMORY_SAMPLE_MS);
   const token = `bench-internal-${randomBytes(12).toString('hex')}`;
   const commonEnv = {
     INTERNAL_API_TOKEN: token,
@@ -74,6 +80,7 @@ export async function openContext(settings: BenchSettings, cpu = createCpuMeter(
     sql: (text, params) => admin.query(text, params),
     cpu,
     services,
+    memory,
     phones: phoneSource(),
     commonEnv,
     postgresEnv: { ...commonEnv, DATABASE_URL: database.url, REDIS_URL: settings.redisUrl, QUEUE_PREFIX: redis.prefix },
@@ -91,6 +98,7 @@ export async function openContext(settings: BenchSettings, cpu = createCpuMeter(
           progress(`cleanup: ${what} failed: ${String(error)}`);
           failures.push(error);
         });
+      memory.stop();
       await step('stopping services', () => services.stopAll());
       await step('closing the SQL connection', () => admin.end());
       await step('stopping the receiver', () => receiver.close());

@@ -1,12 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOG_DIR } from './context.js';
+import { methodParagraphs, renderPage, table, writePage } from './page.js';
 import { fmt, type BenchResults } from './results.js';
-import { ENGINE_ENV, SERVICE_DEFAULTS, type BenchSettings } from './settings.js';
-
-function table(header: string[], rows: string[][]) {
-  const line = (cells: string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
-}
+import type { BenchSettings } from './settings.js';
 
 const CPU_COLUMNS = ['web', 'worker', 'postgres', 'redis', 'receiver', 'bench'];
 /** Decimals of a growth row's value, by its unit: whole rates, tenths of a millisecond, hundredths of a quotient. */
@@ -15,21 +12,12 @@ const VALUE_DIGITS: Record<string, number> = { ms: 1, '×': 2 };
 /** The run as markdown: the header line, the main table, growth, memory, CPU, notes. */
 export function renderReport(results: BenchResults, settings: BenchSettings): string {
   const env = results.environment;
-  const d = settings.durations;
-  const engine = Object.entries(ENGINE_ENV)
-    .map(([name, value]) => `${name}=${value}`)
-    .join(', ');
   return [
     `# contact-hooks benchmarks`,
     '',
     `Run ${results.startedAt} · Node ${env.node} · ${env.cores} cores (${env.cpu}) · ${env.memoryGiB} GiB · PostgreSQL ${env.postgres} (${env.postgresSettings}) · Redis ${env.redis} · other processes' CPU at start ${env.otherLoadAtStart} · total ${results.totalSeconds} s`,
     '',
-    `Figures 1-5 measure the engine, not the pacing: their services run with ${engine} (all bench traffic is one account and one host). Figures 7 and 8 run with the service's default pacing (DELIVERY_RATE_PER_TARGET=${SERVICE_DEFAULTS.DELIVERY_RATE_PER_TARGET}, DELIVERY_BUDGET_PER_HOST=${SERVICE_DEFAULTS.DELIVERY_BUDGET_PER_HOST}, in-flight caps derived from DELIVERY_CONCURRENCY).`,
-    '',
-    `Durations: upsert windows ${d.upsert / 1000} s (1k contacts) and ${d.upsertGrowth / 1000} s (growth) after a ${d.warm / 1000} s warm-up; raw POSTs ${d.raw / 1000} s; ` +
-      `end-to-end delivery sized for ~${fmt(d.e2eTargetSeconds, 0)} s; latency ${d.latency / 1000} s (growth points ${d.latencyGrowth / 1000} s) after ${d.latencyWarm / 1000} s of unmeasured events at the same rate. ` +
-      `Web and worker log at info to a file; RATE_LIMIT_PER_MINUTE=1e9; DELIVERY_CONCURRENCY=${SERVICE_DEFAULTS.DELIVERY_CONCURRENCY}; everything on 127.0.0.1, load generator and receiver on the same ${env.cores} cores.`,
-    '',
+    ...methodParagraphs(results, settings).flatMap((paragraph) => [paragraph, '']),
     table(
       ['#', 'Figure', 'Measured', 'Reference (same run)', 'Ratio', 'Goal', 'Result'],
       results.rows.map((row) => [row.figure, row.what, row.measured, row.reference, row.ratio, row.goal, row.result]),
@@ -74,15 +62,23 @@ export function renderReport(results: BenchResults, settings: BenchSettings): st
     ),
     '',
     `"Ours" is the CPU per operation of the processes in the figure; on ${env.cores} cores it bounds the rate at ${env.cores} × 1000 ÷ Ours per second. "Other processes" is CPU the machine spent on anything else meanwhile (other users' test runs skew a figure when it is not near 0).`,
-    ...(results.notes.length > 0 ? ['', ...results.notes.map((note) => `- ${note}`)] : []),
+    '',
+    ...[...results.notes, `Logs of every process: ${LOG_DIR}.`].map((note) => `- ${note}`),
     '',
   ].join('\n');
 }
 
-/** Prints the report and writes latest.md and latest.json into `dir`. */
+/**
+ * Prints the report and writes latest.md and latest.json into `dir`; then the page with its
+ * charts: into docs/ after a run of every figure at BENCH_SCALE=1, into `dir` after any other,
+ * so a partial or shortened run never stands in for the published one.
+ */
 export function writeReport(dir: string, results: BenchResults, settings: BenchSettings) {
   const markdown = renderReport(results, settings);
   process.stdout.write(`${markdown}\n`);
   writeFileSync(join(dir, 'latest.md'), markdown);
   writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const published = results.settings.only === 'every figure' && settings.scale === 1;
+  const written = writePage(published ? join(process.cwd(), 'docs') : dir, renderPage(results, settings));
+  process.stderr.write(`[bench] wrote ${written.join(', ')}\n`);
 }

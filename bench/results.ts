@@ -1,3 +1,4 @@
+import type { MemoryInput } from './charts/charts.js';
 import type { CpuRow } from './support/cpu.js';
 import type { MemoryRow } from './support/services.js';
 
@@ -43,6 +44,8 @@ export interface BenchResults {
   rows: Row[];
   growth: GrowthRow[];
   memory: MemoryRow[];
+  /** RSS over the run of each group of service processes, summed: the page's memory chart. */
+  memoryOverRun: MemoryInput['series'];
   cpu: CpuRow[];
   notes: string[];
   totalSeconds: number;

@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: every figure measured beside its reference in the same run. Prints markdown
- * tables and writes bench/results/latest.{json,md}; each figure lives in bench/figures/.
+ * tables and writes bench/results/latest.{json,md}, and the page with its charts (bench/page.ts):
+ * docs/benchmarks.md after a full run, bench/results/benchmarks.md after a partial or shortened
+ * one. Each figure lives in bench/figures/.
  *
  * Needs PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a
  * fresh database is created and dropped) and Redis (BENCH_REDIS_URL, default
@@ -15,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../kit/waiting.js';
-import { LOG_DIR, openContext, RESULTS_DIR, type BenchContext } from './context.js';
+import { openContext, RESULTS_DIR, type BenchContext } from './context.js';
 import { backlog } from './figures/backlog.js';
 import { deliveryGrowth } from './figures/deliveryGrowth.js';
 import { deliveryThroughput } from './figures/deliveryThroughput.js';
@@ -35,6 +37,8 @@ import { fmt, type BenchResults, type FigureResult } from './results.js';
 import { benchSettings, ENGINE_ENV, PACED_WORKERS, SERVICE_DEFAULTS, UPSERT_CONNECTIONS, UPSERTS_ALONE_LATENCY_RATE } from './settings.js';
 import { createCpuMeter } from './support/cpu.js';
 import { describeEnvironment, waitForQuiet } from './support/environment.js';
+import { memoryByGroup } from './support/memory.js';
+import type { Services } from './support/services.js';
 import { startPostgresStack, type PostgresStack } from './support/stacks.js';
 
 const NOTES = [
@@ -42,7 +46,6 @@ const NOTES = [
   "Growth: contacts are seeded with INSERT … SELECT generate_series in one account, then VACUUM ANALYZE and CHECKPOINT (autovacuum is off on this server); subscriptions are other event types of the same account and other accounts' hooks, inserted directly; only one matches the measured event.",
   'Figure 7: the achieved rate is (receipts − 1) ÷ (last − first receipt); the busiest second is the most receipts within any 1,000 ms (sliding), as a receiver counting its own limit would see them. The pacer spaces departure times 1000/limit ms apart; arrivals add each POST\'s own delay (timers, event loop, TLS), so at exactly the limit a few ms of jitter put limit + 1 into some second.',
   "Figure 8: B's throughput is from its first call sent to its last delivery received, each round with a fresh account B (its own per-host budget); A's backlog is fully fanned out (every delivery queued as a delayed job) before the rounds beside it start, and A's rate is its receipts during each round.",
-  `Logs of every process: ${LOG_DIR}.`,
 ];
 
 /** Web + 1 worker on PostgreSQL and Redis, pacing raised out of the way: the engine figures' stack. */
@@ -146,6 +149,12 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   partitionGrowth,
 };
 
+/** The memory chart's groups: web processes by their store, and workers. */
+function memoryGroups(started: ReturnType<Services['started']>) {
+  const groups = new Map(started.map(({ entry, label, pid }) => [pid, entry === 'worker' ? 'workers' : label.includes('PGlite') ? 'embedded web (PGlite)' : 'web on PostgreSQL']));
+  return (pid: number) => groups.get(pid);
+}
+
 /** The figures in the order they run, each handed what it needs from those before it. */
 async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   const results: FigureResult[] = [];
@@ -208,12 +217,14 @@ async function main() {
       pacedFigures: { DELIVERY_RATE_PER_TARGET: SERVICE_DEFAULTS.DELIVERY_RATE_PER_TARGET, DELIVERY_BUDGET_PER_HOST: SERVICE_DEFAULTS.DELIVERY_BUDGET_PER_HOST, workers: PACED_WORKERS },
       logLevel: 'info (to a file)',
       scale: settings.scale,
+      only: only ?? 'every figure',
       durationsMs: settings.durations,
     },
     figures: Object.assign({}, ...figures.map((figure) => figure.data)),
     rows: figures.flatMap((figure) => figure.rows).sort((a, b) => byFigure(a) - byFigure(b)),
     growth: figures.flatMap((figure) => figure.growth ?? []),
     memory: ctx.services.memory(),
+    memoryOverRun: memoryByGroup(ctx.memory.ticks(), memoryGroups(ctx.services.started())),
     cpu: cpu.rows(),
     notes: [
       ...(foreign > 0.1 ? [`WARNING: other processes used ${fmt(foreign * 100)}% of the CPU when the run started; figures are skewed (see the "other" column).`] : []),

@@ -2,7 +2,9 @@
 /**
  * `npm start`: compiles only when the sources changed since the last build, then runs the web
  * process in this same process (one Node start: no nested npm, no second node). A build that
- * fails emits nothing (noEmitOnError), so the next start tries it again.
+ * fails emits nothing (noEmitOnError), so the next start tries it again. Like `npm run build`, a
+ * build ends by making the blank PGlite cluster (src/main/blankCluster.ts), as does a start that
+ * finds none.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -12,12 +14,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The folders tsconfig.build.json compiles, and the files that decide how. */
-const SOURCE_DIRS = ['src', 'kit', 'bench'];
+const SOURCE_DIRS = ['src', 'kit', 'bench', 'scripts'];
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 /** Written there by runs, never compiled (git ignores it too). */
 const NOT_SOURCES = new Set([join(root, 'bench/results')]);
 /** tsc rewrites every output on each build, so any one of them dates the last build. */
 const BUILT = join(root, 'dist/src/main/web.js');
+/** Written last when the blank cluster is made (src/storage/blankCluster.ts). */
+const BLANK_CLUSTER = join(root, 'dist/src/storage/blank-cluster/made-by');
 
 function* typescriptFiles(dir) {
   if (NOT_SOURCES.has(dir) || !existsSync(dir)) return;
@@ -41,10 +45,13 @@ function sourcesChangedSince(built) {
   );
 }
 
-if (!existsSync(BUILT) || sourcesChangedSince(statSync(BUILT).mtimeMs)) {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) process.exit(build.status ?? 1);
-}
+const run = (...args) => {
+  const { status } = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (status !== 0) process.exit(status ?? 1);
+};
+
+const building = !existsSync(BUILT) || sourcesChangedSince(statSync(BUILT).mtimeMs);
+if (building) run(createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json');
+if (building || !existsSync(BLANK_CLUSTER)) run(join(root, 'dist/src/main/blankCluster.js'));
 
 await import('../dist/src/main/web.js');

@@ -18,117 +18,212 @@ const duration = z
   })
   .refine((ms) => ms > 0, 'must be longer than zero');
 
-const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATA_DIR: z.string().min(1).default('./data'),
-  /** Connections each process keeps to PostgreSQL at most; mind the server's max_connections across processes. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(20),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
-  /**
-   * Some nodes of a Redis Cluster (`host:port`, comma-separated); every process then uses the
-   * cluster, and REDIS_URL is not read. The client learns the rest of the cluster from them.
-   */
+/** The sections docs/configuration.md and .env.example group the settings in, in this order. */
+export const SETTING_SECTIONS = ['server', 'storage', 'redis', 'delivery', 'retention', 'security', 'operations'] as const;
+
+/**
+ * A setting's documentation, kept on its schema (`.meta()`, last in the chain) so that
+ * `npm run docs:config` writes docs/configuration.md and .env.example from it. `default` names a
+ * default the schema cannot show (derived from another setting); `example` is a value to show
+ * for a setting that is unset by default. A duration's default is a `.prefault('24h')`, parsed
+ * like a value a user writes, so the documents show it as one would write it.
+ */
+const setting = (section: (typeof SETTING_SECTIONS)[number], description: string, more: { default?: string; example?: string } = {}) => ({
+  section,
+  description,
+  ...more,
+});
+
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).meta(setting('server', 'Port the web process listens on.')),
+  HOST: z.string().min(1).default('0.0.0.0').meta(setting('server', 'Address the web process listens on.')),
+  REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .meta(setting('server', 'Time a client has to send a whole request, headers and body; past it the request gets 408 and its connection is closed.')),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(600)
+    .meta(setting('server', 'Requests one API key may make per minute; with Redis, counted across every web process.')),
+  MAX_HOOKS_PER_KEY: z.coerce.number().int().positive().default(100).meta(setting('server', 'Subscriptions one API key may hold.')),
+  DEFAULT_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as US')
+    .default('US')
+    .meta(setting('server', 'Country (ISO 3166-1 alpha-2) in which a phone number written without a leading `+` is read.')),
+
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/ })
+    .optional()
+    .meta(setting('storage', 'PostgreSQL server to keep everything in; unset: embedded PGlite in DATA_DIR.', { example: 'postgres://postgres@127.0.0.1:5432/contact_hooks' })),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./data')
+    .meta(setting('storage', "Directory of the embedded PGlite database, locked by the one process that opens it; it also keeps the token the server makes and `contact-hooks listen`'s certificates.")),
+  DATABASE_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(20)
+    .meta(setting('storage', "PostgreSQL connections each process keeps at most for its queries; a process that delivers opens up to 4 more for its batched writes. Mind the server's max_connections across processes.")),
+
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/ })
+    .optional()
+    .meta(
+      setting('redis', 'Redis server (`redis://`, or `rediss://` for TLS) that carries deliveries from web processes to workers, and counts rate limits across web processes. Unset, with no REDIS_CLUSTER_NODES: the web process delivers in-process.', {
+        example: 'redis://127.0.0.1:6379',
+      }),
+    ),
   REDIS_CLUSTER_NODES: z
     .string()
     .transform((list) => list.split(',').map((node) => node.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, comma-separated')).min(1, 'must name at least one host:port'))
     .transform((nodes) => nodes.map((node) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) })))
-    .optional(),
-  /**
-   * Namespaces every Redis key, so several deployments (or test runs) can share one Redis or
-   * cluster. No braces: the service puts it inside a hash tag of its own (src/queue/redisConnection.ts).
-   */
+    .optional()
+    .meta(
+      setting('redis', 'Some nodes of a Redis Cluster, `host:port`, comma-separated, used instead of REDIS_URL (then not read); the client learns the rest of the cluster from them.', {
+        example: '10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379',
+      }),
+    ),
+  // The service wraps the prefix in a hash tag of its own (src/queue/redisConnection.ts).
   QUEUE_PREFIX: z
     .string()
     .min(1)
     .regex(/^[^{}]+$/, 'must not contain { or }: the service wraps it in a hash tag itself')
-    .default('contact-hooks'),
-  INTERNAL_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  DEFAULT_COUNTRY: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as US')
-    .default('US'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
-  MAX_HOOKS_PER_KEY: z.coerce.number().int().positive().default(100),
-  DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  /**
-   * Deliveries a worker (or the embedded process) sends at once; one waiting for its slot holds
-   * none. A delivery holds its slot for its gate, claim, POST and answer, so a process sends at
-   * most this many over that time a second (Little's law): 256 over a receiver's 300 ms is about
-   * 850/s. On the bench's 2 cores, with a receiver on the same machine, 64 held web + 1 worker to
-   * about 0.8 of the durable minimum and 256 let it reach 0.9–1.0 (README, *Changes measured back
-   * to back*).
-   */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(256),
-  /** Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback; refused in production. */
-  DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
-  /** POSTs per second to one target URL, unless its subscription set max_per_second. Zapier refuses above ~30/s. */
-  DELIVERY_RATE_PER_TARGET: z.coerce.number().positive().max(1_000_000).default(20),
-  /** POSTs per 5 minutes to one (account, target host): Zapier refuses above 10,000 per user. */
-  DELIVERY_BUDGET_PER_HOST: z.coerce.number().int().positive().default(10_000),
-  /** A delivery that cannot get its slot within this long after it was queued expires unsent. */
-  DELIVERY_MAX_WAIT: duration.default(86_400_000),
-  /** POSTs one target URL, account and target host may have in flight per process; unset: derived from DELIVERY_CONCURRENCY. */
-  DELIVERY_MAX_IN_FLIGHT_PER_TARGET: z.coerce.number().int().positive().optional(),
-  DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce.number().int().positive().optional(),
-  DELIVERY_MAX_IN_FLIGHT_PER_HOST: z.coerce.number().int().positive().optional(),
-  /** DNS servers for target names (host or host:port, comma-separated); unset: the system's. */
+    .default('contact-hooks')
+    .meta(setting('redis', 'Prefix of every Redis key and channel, so deployments (or test runs) can share one Redis or cluster; no `{` or `}`.')),
+  WORKER_LOCK_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(30_000)
+    .meta(setting('redis', "How long a worker holds a BullMQ job before it counts as stalled and goes to another worker (also the stalled check's interval); lower it to recover sooner from a killed worker.")),
+  JOBS_KEEP_COMPLETED: duration.prefault('1h').meta(setting('redis', 'How long a completed job stays in Redis for operators to read in Bull Board (its data and what became of each delivery).')),
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10_000)
+    .meta(setting('redis', 'Completed jobs kept per queue at most, however young.')),
+  JOBS_KEEP_FAILED: duration.prefault('7d').meta(setting('redis', 'How long a failed job (its fan-out could not be written) stays in Redis with its reason.')),
+
+  DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000).meta(setting('delivery', 'Total time of one POST attempt.')),
+  // A delivery holds its slot from its gate to its answer, hence the rate bound (Little's law).
+  DELIVERY_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256)
+    .meta(setting('delivery', "Deliveries one process (a worker, or the embedded web process) sends at once; one waiting for its time holds none. It bounds a process's rate at about this many per POST's duration: 850/s at 300 ms.")),
+  DELIVERY_RATE_PER_TARGET: z.coerce
+    .number()
+    .positive()
+    .max(1_000_000)
+    .default(20)
+    .meta(setting('delivery', 'POSTs per second to one target URL, unless its subscription set `max_per_second` (Zapier refuses above about 30/s per hook URL).')),
+  DELIVERY_BUDGET_PER_HOST: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .meta(setting('delivery', 'POSTs per 5 minutes to one (account, target host) pair (Zapier refuses above 10,000 per user).')),
+  DELIVERY_MAX_WAIT: duration.prefault('24h').meta(setting('delivery', 'A delivery that gets no time to be sent within this long after it was queued expires unsent.')),
+  DELIVERY_MAX_IN_FLIGHT_PER_TARGET: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta(setting('delivery', 'POSTs one target URL may have in flight per process.', { default: 'DELIVERY_CONCURRENCY ÷ 8', example: '32' })),
+  DELIVERY_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta(setting('delivery', 'POSTs one account may have in flight per process.', { default: 'DELIVERY_CONCURRENCY ÷ 2', example: '128' })),
+  DELIVERY_MAX_IN_FLIGHT_PER_HOST: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta(setting('delivery', 'POSTs one target host may have in flight per process.', { default: '¾ of DELIVERY_CONCURRENCY', example: '192' })),
   DELIVERY_DNS_SERVERS: z
     .string()
     .transform((list) => list.split(',').map((server) => server.trim()).filter(Boolean))
-    .optional(),
-  DELIVERY_DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
-  /** Embedded mode: jobs each in-process queue holds at most; the rest wait in the database, and the relay adds them as room comes. */
-  EMBEDDED_QUEUE_CAPACITY: z.coerce.number().int().positive().default(10_000),
-  /** How long a completed job stays in Redis for operators (Bull Board), and how many at most per queue. */
-  JOBS_KEEP_COMPLETED: duration.default(3_600_000),
-  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(10_000),
-  /** How long a failed job stays in Redis for operators to read its reason. */
-  JOBS_KEEP_FAILED: duration.default(7 * 86_400_000),
-  /**
-   * How long a worker holds a job before BullMQ counts it stalled and hands it to another worker
-   * (also the stalled-check interval). Lower it to recover faster from a killed worker.
-   */
-  WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
-  /**
-   * Time a client has to send a whole request, headers and body; past it the request gets 408
-   * and its connection is closed. Lower it in tests; 30 s suits any real client.
-   */
-  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-  /** Unset: DELIVERY_TIMEOUT_MS plus 5 s, so a deploy lets every POST in flight finish and record. */
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().optional(),
-  /**
-   * How long events, delivery logs, calls and revoked keys are kept (fractions allowed). Contacts
-   * are kept for good; events not yet fanned out and deliveries queued or sending, until done.
-   */
-  RETENTION_DAYS: z.coerce.number().positive().default(30),
-  /**
-   * Auto-disable: a hook whose every delivery failed (non-2xx, refused, timeout, unknown) for
-   * this long, at least HOOK_DISABLE_MIN_FAILURES times, is disabled until its owner enables it.
-   */
-  HOOK_DISABLE_AFTER: duration.default(5 * 86_400_000),
-  HOOK_DISABLE_MIN_FAILURES: z.coerce.number().int().positive().default(20),
-  /** Port of the worker process's own /metrics endpoint; unset means none. */
-  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  /** Where a worker's metrics port listens: loopback by default, since it has no login. */
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  /**
-   * 32 random bytes, base64 (`openssl rand -base64 32`): hook signing secrets are then stored
-   * encrypted with AES-256-GCM. Unset: they are stored as they are.
-   */
+    .optional()
+    .meta(setting('delivery', 'DNS servers for target names, `host` or `host:port`, comma-separated.', { default: "the system's", example: '1.1.1.1,8.8.8.8' })),
+  DELIVERY_DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000).meta(setting('delivery', 'Longest one target name may take to resolve.')),
+  EMBEDDED_QUEUE_CAPACITY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .meta(setting('delivery', 'Embedded mode: jobs each in-process queue (events, deliveries) holds at most; beyond it, the rest wait in the database, and the relay adds them as room comes.')),
+  HOOK_DISABLE_AFTER: duration
+    .prefault('5d')
+    .meta(setting('delivery', 'Auto-disable: a hook whose every delivery failed (non-2xx, refused, timed out) for this long, at least HOOK_DISABLE_MIN_FAILURES times, is disabled until its owner enables it.')),
+  HOOK_DISABLE_MIN_FAILURES: z.coerce.number().int().positive().default(20).meta(setting('delivery', 'Auto-disable: the failures a hook needs at least, besides HOOK_DISABLE_AFTER.')),
+
+  RETENTION_DAYS: z.coerce
+    .number()
+    .positive()
+    .default(30)
+    .meta(setting('retention', 'Days events, delivery logs, calls and revoked keys are kept (fractions allowed, e.g. `0.5`); contacts are kept for good, and work not yet done until it is done.')),
+
+  INTERNAL_API_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .meta(
+      setting(
+        'security',
+        'Bearer token (16 characters or more) of the first-party API (`/internal/v1`), `/metrics` and Bull Board (`/admin/queues`, also its Basic password). Unset and embedded: the server makes one and keeps it in DATA_DIR/internal-api-token (mode 0600), where the CLI finds it; unset with DATABASE_URL: those routes answer 404.',
+        { example: 'change-me-to-a-long-random-string' },
+      ),
+    ),
   SECRETS_KEY: z
     .string()
     .regex(/^[A-Za-z0-9+/_-]+={0,2}$/, 'must be base64')
     .transform((text) => Buffer.from(text, 'base64'))
     .refine((key) => key.length === SECRETS_KEY_BYTES, `must decode to ${SECRETS_KEY_BYTES} bytes (openssl rand -base64 32)`)
-    .optional(),
-  /** Bull Board can empty, clean, retry and add jobs only when this is true. */
-  BULL_BOARD_WRITABLE: boolean.default(false),
-  /** Node's own; read here only so that production refuses development-only settings. */
-  NODE_ENV: z.string().optional(),
+    .optional()
+    .meta(
+      setting(
+        'security',
+        '32 random bytes, base64 (`openssl rand -base64 32`): hook signing secrets are then stored encrypted (AES-256-GCM). The same in every process; once set, it cannot be removed or changed. Unset: stored in plaintext.',
+      ),
+    ),
+  DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean
+    .default(false)
+    .meta(setting('security', "Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback (trusting its certificates in DATA_DIR/listen); refused when NODE_ENV=production.")),
+  BULL_BOARD_WRITABLE: boolean.default(false).meta(setting('security', 'Lets Bull Board empty, clean, retry, promote, add and pause jobs; otherwise it is read-only.')),
+
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .meta(setting('operations', 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.')),
+  SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta(setting('operations', 'Time a process has to drain on SIGTERM; longer than the delivery timeout, so a deploy lets every POST in flight finish and record its outcome.', { default: 'DELIVERY_TIMEOUT_MS + 5000', example: '15000' })),
+  WORKER_METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .meta(setting('operations', "Port of a worker's own `/metrics` (no login); unset: none.", { example: '9100' })),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1').meta(setting('operations', "Address a worker's metrics port listens on: loopback unless asked, since it has no login.")),
+  // Read only so that production refuses development-only settings.
+  NODE_ENV: z.string().optional().meta(setting('operations', "Node's own; `production` refuses development-only settings (DELIVERY_ALLOW_PRIVATE_NETWORKS).", { example: 'production' })),
 });
 
 /** Past the delivery timeout, the time a POST in flight at shutdown has to record its outcome. */

@@ -46,7 +46,7 @@ async function cli(cwd: string, args: string[], env: Record<string, string> = {}
 describe('.env', () => {
   it('sets what the environment does not: the web process listens on the port .env names', async () => {
     const port = await freePort();
-    const cwd = directoryWithEnvFile([`PORT=${port}        # a comment after the value, as .env.example writes them`, 'HOST=127.0.0.1']);
+    const cwd = directoryWithEnvFile([`PORT=${port}        # a comment after the value`, 'HOST=127.0.0.1']);
     const web = startWebIn(cwd, {});
     await waitUntil(async () => !web.alive() || (await answers(port)), 30_000, () => web.output());
     expect(web.alive()).toBe(true);

@@ -9,6 +9,7 @@ import { Pool } from 'undici';
 import type { BenchContext } from '../context.js';
 import { deliveryLatency } from '../measure/deliveries.js';
 import { durableMinimumLatency } from '../measure/durableMinimum.js';
+import type { LatencyInput } from '../charts/charts.js';
 import { fmt, growthRows, ratioRow, type FigureResult } from '../results.js';
 import { DURABLE_MINIMUM_CONCURRENCY, HOOK_SIZES } from '../settings.js';
 import { fireCall } from '../support/clients.js';
@@ -75,7 +76,10 @@ export async function latency(ctx: BenchContext, stack: PostgresStack, accountId
   const rateName = (rate: number, i: number) => (at.ofThePeak ? `${PEAK_SHARES[i]! * 100}% of the peak, ${fmt(rate)}/s` : `BENCH_LATENCY_RATE, ${fmt(rate)}/s`);
   return {
     data: {
-      latency: byRate.map(({ rate, service, reference }, i) => ({ label: rateName(rate, i), offeredPerSecond: rate, service, reference })),
+      latencyRates: {
+        reference: 'the durable minimum, open loop at the same rate',
+        rates: byRate.map(({ rate, service, reference }, i) => ({ label: rateName(rate, i), offeredPerSecond: rate, service, reference })),
+      } satisfies LatencyInput,
       hookGrowth: points,
     },
     rows: byRate.flatMap(({ rate, service, reference }, i) => [

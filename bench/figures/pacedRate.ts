@@ -24,6 +24,8 @@ interface PacedTarget {
   busiestSecond: number;
   shortestGapMs: number;
   gapsMs: { p1: number; p50: number };
+  /** Each receipt, in ms since the target's first: the page's pacing chart. */
+  arrivalsMs: number[];
 }
 
 /** One target at each rate, all synced at once through `webUrl`; what each receiver saw. */
@@ -60,6 +62,7 @@ async function pacedTargets(ctx: BenchContext, webUrl: string, label: string): P
       busiestSecond: busiestWindow(arrivals, 1000),
       shortestGapMs: Math.min(...gaps),
       gapsMs: { p1: percentile(gaps, 1), p50: percentile(gaps, 50) },
+      arrivalsMs: arrivals.map((at) => Math.round((at - arrivals[0]!) * 10) / 10),
     });
   }
   return measured;

@@ -35,7 +35,7 @@ async function secondsToHealthy(command: string, args: string[], env: Record<str
 export async function restartTime(ctx: BenchContext): Promise<FigureResult> {
   const env = { DATA_DIR: ctx.tempDir('restart'), INTERNAL_API_TOKEN: ctx.token, LOG_LEVEL: 'warn' };
   ctx.progress('figure 9: restart time, npm start against node dist/src/main/web.js');
-  // The first start makes the store (initdb); a restart finds it.
+  // The first start makes the store (a copy of the blank cluster); a restart finds it.
   await secondsToHealthy(process.execPath, [BUILT], env);
   const builtBefore = statSync(BUILT).mtimeMs;
   const npmStart: number[] = [];

@@ -33,6 +33,7 @@ export interface Service {
 export function createServices(logDir: string, cpu: CpuMeter) {
   const running = new Map<Service, { launched: LaunchedProcess; idleMiB: number }>();
   const memory = new Map<string, MemoryRow>();
+  const everStarted: Array<{ entry: 'web' | 'worker'; label: string; pid: number }> = [];
   let started = 0;
 
   /** `nodeArgs`: flags for node itself, as a start command gives them (the embedded default's, say). */
@@ -55,6 +56,7 @@ export function createServices(logDir: string, cpu: CpuMeter) {
     }
     const service: Service = { label, pid: launched.pid, url: launched.url ?? '', log };
     running.set(service, { launched, idleMiB: memoryOf(launched.pid).rssMiB });
+    everStarted.push({ entry, label, pid: launched.pid });
     cpu.track(entry, launched.pid);
     return service;
   }
@@ -90,6 +92,8 @@ export function createServices(logDir: string, cpu: CpuMeter) {
     },
     /** Peak and idle RSS per label, the highest over all of that label's runs. */
     memory: () => [...memory.values()],
+    /** Every service started in the run, stopped or not: for telling the memory samples' pids apart. */
+    started: () => [...everStarted],
   };
 }
 

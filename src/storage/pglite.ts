@@ -1,10 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import v8 from 'node:v8';
+import { copyBlankCluster } from './blankCluster.js';
 import type { Database, Sql } from './database.js';
 import { preparedQueries } from './pglitePrepared.js';
 
@@ -14,30 +12,7 @@ import { preparedQueries } from './pglitePrepared.js';
  * schema (one process, one connection: the outbox's and the engine's indexes), and the operating
  * system's page cache holds the rest (measured: no slower than 16 MB on the bench's upserts).
  */
-export const PGLITE_SETTINGS = ['shared_buffers=8MB'];
-
-/** Where a new cluster is made before it is moved into DATA_DIR; PG_VERSION moves last. */
-const INITDB_DIR = '.initdb';
-const initdbScript = fileURLToPath(new URL('./pgliteInitdb.js', import.meta.url));
-
-/**
- * Makes a new cluster in DATA_DIR, in a short-lived child process: initdb leaves about 580 MiB
- * behind in the process that runs it, even after a collection, which a long-lived server would
- * then carry for good. The cluster is made aside and moved in with PG_VERSION last, so a start
- * cut short leaves no half-made cluster that PGlite would take for a real one.
- */
-async function initdbInChild(dataDir: string) {
-  const aside = join(dataDir, INITDB_DIR);
-  rmSync(aside, { recursive: true, force: true });
-  mkdirSync(aside, { recursive: true });
-  await promisify(execFile)(process.execPath, [initdbScript, aside], { env: process.env });
-  const entries = readdirSync(aside).sort((a, b) => Number(a === 'PG_VERSION') - Number(b === 'PG_VERSION'));
-  for (const entry of entries) {
-    rmSync(join(dataDir, entry), { recursive: true, force: true }); // a leftover of a start cut short
-    renameSync(join(aside, entry), join(dataDir, entry));
-  }
-  rmSync(aside, { recursive: true, force: true });
-}
+const PGLITE_SETTINGS = ['shared_buffers=8MB'];
 
 /** Which line a statement waits in: `first` for work due at a moment (a claim before its departure). */
 type Line = 'first' | 'rest';
@@ -69,14 +44,15 @@ function createTurns() {
 }
 
 /**
- * PGlite is one connection in this process (see createTurns). With `dataDir` absent it lives in
- * memory (tests). V8 compiles PGlite's WebAssembly once, with its baseline compiler only: the
- * optimised second compilation would keep about 40 MiB more code resident, for queries whose
- * time goes to PostgreSQL's own work either way (measured in `npm run bench`).
+ * PGlite is one connection in this process (see createTurns). A new `dataDir` starts as a copy
+ * of the blank cluster (blankCluster.ts); with `dataDir` absent it lives in memory (tests). V8
+ * compiles PGlite's WebAssembly once, with its baseline compiler only: the optimised second
+ * compilation would keep about 40 MiB more code resident, for queries whose time
+ * goes to PostgreSQL's own work either way (measured in `npm run bench`).
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   v8.setFlagsFromString('--liftoff-only');
-  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initdbInChild(dataDir);
+  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) copyBlankCluster(dataDir);
   const db = await PGlite.create(dataDir, { postgresqlconf: PGLITE_SETTINGS });
   const takeTurn = createTurns();
   // Named prepared statements over PGlite's one connection, inside a transaction as outside it.
