@@ -18,6 +18,10 @@ const duration = z
   })
   .refine((ms) => ms > 0, 'must be longer than zero');
 
+/** A web origin, as a CSP source or a link's base: scheme, host (a leading `*.` allowed where said), port; no path. */
+const ORIGIN = /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*)(:\d{1,5})?$/;
+const WILDCARD_ORIGIN = /^https?:\/\/(\*\.)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*)(:\d{1,5})?$/;
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -119,6 +123,18 @@ const configSchema = z.object({
     .regex(/^[A-Za-z0-9+/_-]+={0,2}$/, 'must be base64')
     .transform((text) => Buffer.from(text, 'base64'))
     .refine((key) => key.length === SECRETS_KEY_BYTES, `must decode to ${SECRETS_KEY_BYTES} bytes (openssl rand -base64 32)`)
+    .optional(),
+  /** The origin the owner's portal links are made on (https://hooks.example.com); unset: the origin the platform's request came to. */
+  PUBLIC_BASE_URL: z
+    .string()
+    .transform((url) => url.replace(/\/+$/, ''))
+    .pipe(z.string().regex(ORIGIN, 'must be an origin such as https://hooks.example.com, without a path'))
+    .optional(),
+  /** Origins allowed to frame the owner's portal (space- or comma-separated, `https://*.example.com` allowed); unset: none may. */
+  PORTAL_FRAME_ANCESTORS: z
+    .string()
+    .transform((list) => list.split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.string().regex(WILDCARD_ORIGIN, 'must be origins such as https://app.example.com, space- or comma-separated')).min(1))
     .optional(),
   /** Bull Board can empty, clean, retry and add jobs only when this is true. */
   BULL_BOARD_WRITABLE: boolean.default(false),

@@ -102,6 +102,11 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
     async (api) => {
       api.addHook('onRoute', documentScopeErrors(['unauthorized', 'rate_limited', 'internal', 'unavailable']));
       api.addHook('onRequest', requireApiKey(services));
+      // A key's "last used" is its last request that succeeded; noted before the answer leaves,
+      // so a client that reads the key list next sees it.
+      api.addHook('onSend', async (request, reply) => {
+        if (reply.statusCode < 400) await services.keys.noteUse(request.caller);
+      });
       await api.register(rateLimit, {
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,

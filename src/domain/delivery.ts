@@ -13,3 +13,6 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
  * long after its time; past that it is overdue, and the relay hands it to a worker.
  */
 export const RELAY_GRACE_MS = 5_000;
+
+/** The User-Agent of every delivery's POST. */
+export const DELIVERY_USER_AGENT = 'contact-hooks/1.0';

@@ -18,6 +18,6 @@ export interface ServiceDeps {
    * no events (the CLI).
    */
   handoff: DeliveryHandoff | undefined;
-  config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY'>;
+  config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY' | 'PUBLIC_BASE_URL'>;
   log: ServiceLog;
 }

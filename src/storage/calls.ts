@@ -50,7 +50,7 @@ export function callQueries(db: Database) {
            FROM unnest($9::int[], $10::uuid[], $11::text[], $12::json[]) AS pending (n, id, type, data)
            JOIN first ON first.n = pending.n
            JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id
-           RETURNING id, account_id, event_type, created_at),
+           RETURNING id, account_id, event_type, created_at, hook_id),
          ${fanOutOf('fired', '$13')}
          ${fannedOutRows('fired')}`,
         [

@@ -56,7 +56,7 @@ const UPSERT_DISTINCT = `WITH input AS (
   fired AS (
     INSERT INTO events (id, account_id, event_type, data, dispatched_at)
     SELECT i.event_id, i.account_id, 'new_contact', i.data, clock_timestamp() FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted
-    RETURNING id, account_id, event_type, created_at),
+    RETURNING id, account_id, event_type, created_at, hook_id),
   ${fanOutOf('fired', '$9')}
   SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action,
     q.id AS delivery_id, i.account_id, h.target_url, h.max_per_second, q.queued_at

@@ -15,8 +15,9 @@ const THE_WHOLE_OUTBOX_MS = 1e12;
 
 /**
  * The fan-out rule, as CTEs to follow one that names the events being dispatched (`picked`:
- * id, account_id, event_type, created_at): one `queued` delivery for each subscription an event
- * goes to (its account's and type's, live, of a live key, existing when it fired; a disabled one
+ * id, account_id, event_type, created_at, hook_id): one `queued` delivery for each subscription an
+ * event goes to (its account's and type's, live, of a live key, existing when it fired, and only
+ * the one a test event names (src/storage/testEvents.ts); a disabled one
  * counts the event as skipped instead), each the dispatcher's to send until `leaseMs` (the SQL
  * parameter named) from now; past that, the relay hands it to a worker
  * (src/workers/outboxRelay.ts). Fan-out from the outbox and the web's own statements that fire
@@ -32,6 +33,7 @@ export const fanOutOf = (picked: string, leaseMs: string) => `
       SELECT h.id, h.state FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
       WHERE h.account_id = p.account_id AND h.event_type = p.event_type
         AND h.deleted_at IS NULL AND h.created_at <= p.created_at
+        AND (p.hook_id IS NULL OR h.id = p.hook_id)
       OFFSET 0) h),
   queued AS (
     -- queued_at is the event's time: its day partition, and the time in the delivery's id.
@@ -63,11 +65,11 @@ export const queuedDeliveriesOf = (rows: FannedOutRow[]) =>
 
 export function eventQueries(db: Sql) {
   return {
-    /** Recent events of an account, newest first: sample data for automation platforms. */
+    /** Recent events of an account, newest first, test events left out: sample data for automation platforms. */
     async listRecent(accountId: string, type: EventType, limit: number) {
       const { rows } = await db.query<StoredEvent>(
         `SELECT id, event_type, data, created_at FROM events
-         WHERE account_id = $1 AND event_type = $2 ORDER BY created_at DESC LIMIT $3`,
+         WHERE account_id = $1 AND event_type = $2 AND hook_id IS NULL ORDER BY created_at DESC LIMIT $3`,
         [accountId, type, limit],
       );
       return rows;
@@ -88,7 +90,7 @@ export function eventQueries(db: Sql) {
     async fanOut(limit: number, leaseMs: number, lookBackMs = THE_WHOLE_OUTBOX_MS): Promise<{ events: number; deliveries: QueuedDelivery[] }> {
       const { rows } = await db.query<FannedOutRow>(
         `WITH picked AS (
-           SELECT id, account_id, event_type, created_at FROM events
+           SELECT id, account_id, event_type, created_at, hook_id FROM events
            WHERE dispatched_at IS NULL AND created_at >= now() - make_interval(secs => $3 / 1000.0)
            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
          marked AS (UPDATE events e SET dispatched_at = clock_timestamp() FROM picked WHERE e.id = picked.id AND e.created_at = picked.created_at),
