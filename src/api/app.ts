@@ -23,6 +23,7 @@ import { healthRoutes } from './routes/health.js';
 import { hookRoutes } from './routes/hooks.js';
 import { internalRoutes } from './routes/internal.js';
 import { meRoutes } from './routes/me.js';
+import { portalRoutes } from './portal/routes.js';
 
 export interface AppDeps {
   config: Config;
@@ -147,6 +148,7 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
     });
   }
 
+  await app.register(portalRoutes(services, config), { prefix: '/portal' });
   await app.register(healthRoutes({ services, metrics, token: config.INTERNAL_API_TOKEN }));
   await app.register(publicDocs);
   return app;

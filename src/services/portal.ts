@@ -90,12 +90,15 @@ export function portalServices(
       return { keys: listed.keys.map((key) => ({ ...key, hooks: owned.hooks.filter((hook) => hook.key_id === key.id) })) };
     },
 
-    /** A key, with its live subscriptions: what revoking it would delete. */
-    async key(session: PortalSession, keyId: string) {
-      const key = await keys.getForOwner(session.accountId, keyId);
+    /** A key to revoke, with its live subscriptions: what revoking it would delete (manage). */
+    async keyToRevoke(session: PortalSession, keyId: string) {
+      const key = await keys.getForOwner(manager(session), keyId);
       const owned = await hooks.listForOwner(session.accountId);
       return { ...key, hooks: owned.hooks.filter((hook) => hook.key_id === key.id) };
     },
+
+    /** A hook to unsubscribe (manage). */
+    hookToUnsubscribe: (session: PortalSession, hookId: string) => hooks.getForOwner(manager(session), hookId),
 
     /** A hook's page: the hook, its outcome charts, and a page of its log, filtered. */
     async hook(session: PortalSession, hookId: string, { event, ...query }: PortalLogQuery) {
