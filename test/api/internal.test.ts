@@ -177,6 +177,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
           name: key.source,
           created_at: key.created_at,
           revoked_at: null,
+          last_used_at: null,
         })),
       });
       for (const key of created) {
@@ -221,7 +222,9 @@ describe.each(engines())('first-party API on %s', (engine) => {
 
       // Shown only here: the list holds the same one key, with no secret and nothing revoked.
       const listed = await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` });
-      expect(listed.json().keys).toStrictEqual([{ id, account_id: accountId, source: 'zapier', name: 'Zap', created_at, revoked_at: null }]);
+      expect(listed.json().keys).toStrictEqual([
+        { id, account_id: accountId, source: 'zapier', name: 'Zap', created_at, revoked_at: null, last_used_at: expect.stringMatching(ISO_UTC) },
+      ]);
       expect(listed.body).not.toContain(rotated.key);
       expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(rotated.key)])).toBe(1);
       expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(oldKey)])).toBe(0);
