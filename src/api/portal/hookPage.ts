@@ -12,10 +12,12 @@ type HookView = Awaited<ReturnType<Services['portal']['hook']>>;
 export const LOG_RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 const RANGE_LABELS: Record<string, string> = { all: 'All kept', '1h': 'Last hour', '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days' };
 
+/** The filters a log page was asked with, kept in its link to the next page. */
 export interface LogFilters {
   status?: string | undefined;
   event?: string | undefined;
   range?: string | undefined;
+  limit?: string | undefined;
 }
 
 const option = (value: string, label: string, selected: string | undefined) =>

@@ -42,7 +42,11 @@ const logQuery = doneQuery.extend({
   event: z.enum(EVENT_TYPES).or(z.literal('')).optional(),
   range: z.enum(Object.keys(LOG_RANGES) as [keyof typeof LOG_RANGES]).or(z.literal('')).optional(),
   cursor: z.string().optional(),
+  limit: z.string().optional(),
 });
+
+/** Rows a page of a hook's log shows unless the link asks for another number (up to the API's 100). */
+const LOG_PAGE_ROWS = '25';
 
 const sendPage = (reply: FastifyReply, page: Html, status = 200) => reply.status(status).type('text/html; charset=utf-8').send(page.text);
 const session = (request: FastifyRequest) => request.portalSession!;
@@ -96,10 +100,11 @@ export const portalRoutes =
       pages.get('/events', { schema: hide }, async (request, reply) => sendPage(reply, catalogPage(session(request))));
 
       pages.get('/hooks/:hook_id', { schema: { ...hide, params: hookParams, querystring: logQuery } }, async (request, reply) => {
-        const { done, status, event, range, cursor } = request.query;
+        const { done, status, event, range, cursor, limit = LOG_PAGE_ROWS } = request.query;
         const since = range ? new Date(Date.now() - LOG_RANGES[range]).toISOString() : undefined;
-        const view = await services.portal.hook(session(request), request.params.hook_id, { status: status || undefined, event: event || undefined, since, cursor });
-        return sendPage(reply, hookPage(session(request), view, { status, event, range }, doneMessage(done)));
+        const filters = { status: status || undefined, event: event || undefined, since, cursor, limit };
+        const view = await services.portal.hook(session(request), request.params.hook_id, filters);
+        return sendPage(reply, hookPage(session(request), view, { status, event, range, limit: request.query.limit }, doneMessage(done)));
       });
       pages.get('/deliveries/:delivery_id', { schema: { ...hide, params: z.object({ delivery_id: z.string() }) } }, async (request, reply) =>
         sendPage(reply, deliveryPage(session(request), await services.portal.delivery(session(request), request.params.delivery_id))),
