@@ -19,7 +19,7 @@ describe.each(engines())('portal pages on %s', (engine) => {
     expect(home).toMatch(/<dt>Last used<\/dt><dd>never<\/dd>/);
     expect(home).toContain('new_contact → hooks.example.com');
     expect(home).toContain('<span class="badge bad">disabled</span>');
-    expect(home).toContain('4 events were not sent since');
+    expect(home).toContain('4 events not sent since');
     expect(home).toContain('<dt>Last 24 hours</dt><dd>1 delivered, 2 failed</dd>');
     expect(home).toMatch(/<dt>Last delivered<\/dt><dd><time datetime="[^"]+Z">/);
   });
@@ -97,7 +97,7 @@ describe.each(engines())('portal pages on %s', (engine) => {
     expect((await client.get('/portal')).text).not.toContain(secret);
 
     const confirm = await client.get(`/portal/keys/${keyId}/revoke`);
-    expect(confirm.text).toContain('Its 1 subscriptions will be deleted');
+    expect(confirm.text).toContain('Its 1 subscription will be deleted');
     expect(confirm.text).toContain('<li>new_contact → hooks.example.com</li>');
     expect(await count(t.db, 'api_keys WHERE id = $1 AND revoked_at IS NOT NULL', [keyId])).toBe(0);
     expect((await client.post(`/portal/keys/${keyId}/revoke`, { csrf })).headers.get('location')).toBe('/portal?done=revoked');

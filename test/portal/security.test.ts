@@ -49,7 +49,7 @@ describe.each(engines())('portal security on %s', (engine) => {
     const otherSessionsToken = await (await signedIn(t.url, accountId)).csrf();
     const before = await snapshot(t.db);
     for (const path of writes(hookId, keyId)) {
-      for (const form of [undefined, {}, { csrf: '' }, { csrf: otherSessionsToken }, { csrf: 'x'.repeat(43) }]) {
+      for (const form of [undefined, {}, { csrf: '' }, { csrf: otherSessionsToken }, { csrf: 'x'.repeat(43) }] as Array<Record<string, string> | undefined>) {
         expectPage(await client.post(path, form), 403, 'Not allowed');
       }
     }

@@ -1,6 +1,6 @@
 import type { Services } from '../../services/index.js';
 import type { PortalSession } from '../../services/portal.js';
-import { hostOf, html, time } from './html.js';
+import { counted, hostOf, html, time } from './html.js';
 import { actionForm, canManage, page } from './layout.js';
 
 type Home = Awaited<ReturnType<Services['portal']['home']>>;
@@ -12,7 +12,7 @@ const state = (hook: Hook) =>
   hook.state === 'active'
     ? html`<span class="badge ok">active</span>`
     : html`<span class="badge bad">disabled</span> since ${time(hook.disabled_at)}, because every delivery failed
-      (${hook.health.consecutive_failures} in a row). ${hook.health.skipped} events were not sent since.`;
+      (${hook.health.consecutive_failures} in a row). ${counted(hook.health.skipped, 'event')} not sent since.`;
 
 const last24h = (hook: Hook) => {
   const counts = Object.entries(hook.health.last_24h).filter(([, count]) => count > 0);
@@ -22,6 +22,7 @@ const last24h = (hook: Hook) => {
 const hookCard = (session: PortalSession, hook: Hook) => html`<li class="card">
   <h3><a href="/portal/hooks/${hook.id}">${hook.event_type} → ${hostOf(hook.target_url)}</a></h3>
   <dl>
+    <div><dt>Target URL</dt><dd class="wrap">${hook.target_url}</dd></div>
     <div><dt>State</dt><dd>${state(hook)}</dd></div>
     <div><dt>Last 24 hours</dt><dd>${last24h(hook)}</dd></div>
     <div><dt>Last delivered</dt><dd>${time(hook.health.last_delivered_at, 'never')}</dd></div>

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../../domain/events.js';
 import type { Services } from '../../services/index.js';
 import type { PortalSession } from '../../services/portal.js';
 import { hookCharts } from './chart.js';
-import { hostOf, html, time } from './html.js';
+import { counted, hostOf, html, time } from './html.js';
 import { actionForm, canManage, page } from './layout.js';
 
 type HookView = Awaited<ReturnType<Services['portal']['hook']>>;
@@ -72,7 +72,7 @@ export function hookPage(session: PortalSession, view: HookView, filters: LogFil
 <h1>${name}</h1>
 <dl class="meta">
   <div><dt>Target URL</dt><dd class="wrap">${hook.target_url}</dd></div>
-  <div><dt>State</dt><dd>${hook.state}${hook.state === 'disabled' && html`, since ${time(hook.disabled_at)}, because every delivery failed (${hook.health.consecutive_failures} in a row); ${hook.health.skipped} events not sent since`}</dd></div>
+  <div><dt>State</dt><dd>${hook.state}${hook.state === 'disabled' && html`, since ${time(hook.disabled_at)}, because every delivery failed (${hook.health.consecutive_failures} in a row); ${counted(hook.health.skipped, 'event')} not sent since`}</dd></div>
   <div><dt>Created</dt><dd>${time(hook.created_at)}</dd></div>
   <div><dt>Last delivered</dt><dd>${time(hook.health.last_delivered_at, 'never')}</dd></div>
   <div><dt>Last failed</dt><dd>${time(hook.health.last_failed_at, 'never')}</dd></div>

@@ -39,3 +39,6 @@ export const time = (iso: string | null | undefined, none = '—') => {
 
 /** A target URL's host, what an owner recognises it by (stored URLs were validated when subscribed). */
 export const hostOf = (url: string) => new URL(url).host;
+
+/** A count with its noun: 1 event, 2 events. */
+export const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;

@@ -1,6 +1,6 @@
 import type { Services } from '../../services/index.js';
 import type { PortalSession } from '../../services/portal.js';
-import { hostOf, html } from './html.js';
+import { counted, hostOf, html } from './html.js';
 import { page } from './layout.js';
 
 type KeyView = Awaited<ReturnType<Services['portal']['keyToRevoke']>>;
@@ -31,7 +31,7 @@ export function revokeConfirmPage(session: PortalSession, key: KeyView) {
 ${
   key.hooks.length === 0
     ? html`<p>It has no subscriptions.</p>`
-    : html`<p>Its ${key.hooks.length} subscriptions will be deleted, and get no more events:</p>
+    : html`<p>Its ${counted(key.hooks.length, 'subscription')} will be deleted, and get no more events:</p>
 <ul>${key.hooks.map((hook) => html`<li>${hook.event_type} → ${hostOf(hook.target_url)}</li>`)}</ul>`
 }`,
     `/portal/keys/${key.id}/revoke`,
