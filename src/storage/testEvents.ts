@@ -37,13 +37,14 @@ export function testEventQueries(db: Sql) {
 
     /**
      * Which of these events are test events. Each delivery's queued_at is its event's time, so
-     * `from` and `to` (the earliest and latest of them) keep the look-up to their days.
+     * `from` and `to` (the earliest and latest of them, to the millisecond) keep the look-up to
+     * their days; `to` is widened by a millisecond for the microseconds PostgreSQL keeps.
      */
     async among(eventIds: string[], from: Date, to: Date): Promise<Set<string>> {
       if (eventIds.length === 0) return new Set();
       const { rows } = await db.query<{ id: string }>(
-        `SELECT id FROM events WHERE id = ANY($1::uuid[]) AND created_at >= $2 AND created_at <= $3 AND hook_id IS NOT NULL`,
-        [eventIds, from, to],
+        `SELECT id FROM events WHERE id = ANY($1::uuid[]) AND created_at >= $2 AND created_at < $3 AND hook_id IS NOT NULL`,
+        [eventIds, from, new Date(to.getTime() + 1)],
       );
       return new Set(rows.map((row) => row.id));
     },

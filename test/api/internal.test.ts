@@ -19,6 +19,8 @@ const internalRoutes = (accountId: string, contactId: string, keyId: string): Ar
   ['DELETE key', { method: 'DELETE', url: `/internal/v1/keys/${keyId}` }],
   ['GET contact', { method: 'GET', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}` }],
   ['PATCH contact', { method: 'PATCH', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}`, payload: { name: 'Owner' } }],
+  ['POST portal session', { method: 'POST', url: `/internal/v1/accounts/${accountId}/portal-sessions`, payload: { capabilities: ['read'] } }],
+  ['DELETE portal sessions', { method: 'DELETE', url: `/internal/v1/accounts/${accountId}/portal-sessions` }],
   ['POST sync', { method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, payload: { phone: '+14155550199', source: 'hubspot' } }],
   [
     'POST calls',

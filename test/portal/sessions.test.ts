@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { hashPortalToken } from '../../src/domain/portal.js';
 import { runMaintenancePass } from '../../src/workers/maintenance.js';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { engines } from '../support/databases.js';
@@ -69,7 +70,7 @@ describe.each(engines())('portal sessions on %s', (engine) => {
   it('answers an expired link 410, and a link it never made 404, each with a page that says so', async () => {
     const link = await mintLink(t.url, newAccount(), { expires_in: 60 });
     const token = link.body.url.split('/').at(-1)!;
-    await t.db.query(`UPDATE portal_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE expires_at = $1`, [link.body.expires_at]);
+    await t.db.query(`UPDATE portal_sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE link_hash = $1`, [hashPortalToken(token)]);
     const expired = await portalClient(t.url).open(link.body.url);
     expect(expired.status).toBe(410);
     expect(expired.text).toContain('This link has expired');
