@@ -16,7 +16,7 @@ import type { ListedKey } from '../src/cli/keyBackend.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TOKEN = 'cli-test-internal-token-0123456789';
 const KEY_FIELDS = ['account_id', 'id', 'key', 'source'];
-const LISTED_FIELDS = ['account_id', 'created_at', 'id', 'name', 'revoked_at', 'source'];
+const LISTED_FIELDS = ['account_id', 'created_at', 'id', 'last_used_at', 'name', 'revoked_at', 'source'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const children = new Set<LaunchedProcess>();

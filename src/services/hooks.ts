@@ -52,6 +52,7 @@ export function hookServices({ store, config, handoff }: ServiceDeps) {
   /** A page of the log with its test events marked (their deliveries' times bound the look-up). */
   const page = async (scope: { hookId: string } | { accountId: string }, query: DeliveryLogInput) => {
     const found = await store.deliveries.page(scope, parseDeliveryLogQuery(query));
+    if (found.rows.length === 0) return logPage(found, new Set());
     const times = found.rows.map((row) => row.queued_at.getTime());
     const tests = await store.testEvents.among(
       found.rows.map((row) => row.event_id),

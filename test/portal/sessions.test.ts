@@ -53,6 +53,8 @@ describe.each(engines())('portal sessions on %s', (engine) => {
   it('opens a link once: a cookie for the session (HttpOnly, SameSite=Lax, the portal only), then a redirect home', async () => {
     const client = portalClient(t.url);
     const link = await mintLink(t.url, newAccount());
+    // A HEAD (a link checker's) spends nothing: it finds no such route.
+    expect((await fetch(link.body.url, { method: 'HEAD', redirect: 'manual' })).status).toBe(404);
     const opened = await client.open(link.body.url);
     expect(opened.status).toBe(303);
     expect(opened.headers.get('location')).toBe('/portal');

@@ -77,9 +77,11 @@ export const portalRoutes =
       return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
     });
 
-    // The link: exchanged once for the session's cookie, then the portal's home.
+    // The link: exchanged once for the session's cookie, then the portal's home. GET only: a
+    // HEAD (a link checker's) must not spend it.
     const secure = config.PUBLIC_BASE_URL?.startsWith('https:') ?? false;
-    portal.get('/open/:token', { schema: { ...hide, params: z.object({ token: z.string() }) } }, async (request, reply) => {
+    const openLink = { exposeHeadRoute: false, schema: { ...hide, params: z.object({ token: z.string() }) } };
+    portal.get('/open/:token', openLink, async (request, reply) => {
       const opened = await services.portal.open(request.params.token);
       setSessionCookie(reply, opened.sessionToken, opened.expiresAt, secure || request.protocol === 'https');
       return reply.redirect('/portal', 303);
