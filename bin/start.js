@@ -5,7 +5,7 @@
  * fails emits nothing (noEmitOnError), so the next start tries it again.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,5 +46,8 @@ if (!existsSync(BUILT) || sourcesChangedSince(statSync(BUILT).mtimeMs)) {
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
+// The portal's CSS and script are files tsc does not emit: copied on every start (two small
+// files), so an edited one is served too. `npm run build` copies them the same way.
+cpSync(join(root, 'src/api/portal/assets'), join(root, 'dist/src/api/portal/assets'), { recursive: true });
 
 await import('../dist/src/main/web.js');

@@ -382,7 +382,7 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
 
     const { keys, stdout } = await listKeys(withToken, 'through-server');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'through-server', source: 'make', name: 'Make', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: null },
+      { id: created.id, account_id: 'through-server', source: 'make', name: 'Make', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: expect.stringMatching(ISO) },
     ]);
     expect(stdout).not.toContain(created.key);
 

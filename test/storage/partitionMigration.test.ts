@@ -39,8 +39,15 @@ describe.each(engines())('partitioning a populated database on %s', (engine) => 
     await close?.();
   });
 
+  /**
+   * Each row as JSON (one column, so the statement's result type stays the same across
+   * migrations), without the column migration 10 added to events (hook_id).
+   */
   const rows = async (table: string) =>
-    (await db.query<Record<string, unknown>>(`SELECT * FROM ${table} ORDER BY id`)).rows.map((row) => JSON.stringify(row));
+    (await db.query<{ row: Record<string, unknown> }>(`SELECT row_to_json(t) AS row FROM ${table} t ORDER BY id`)).rows.map(({ row }) => {
+      const { hook_id: _added, ...kept } = row;
+      return JSON.stringify(table === 'events' ? kept : row);
+    });
 
   it('keeps every row, and the engine goes on with them', async () => {
     expect(await migrate(db, 6)).toStrictEqual([1, 2, 3, 4, 5, 6]);
