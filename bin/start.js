@@ -7,7 +7,7 @@
  * finds none.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,5 +53,8 @@ const run = (...args) => {
 const building = !existsSync(BUILT) || sourcesChangedSince(statSync(BUILT).mtimeMs);
 if (building) run(createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json');
 if (building || !existsSync(BLANK_CLUSTER)) run(join(root, 'dist/src/main/blankCluster.js'));
+// The portal's CSS and script are files tsc does not emit: copied on every start (two small
+// files), so an edited one is served too. `npm run build` copies them the same way.
+cpSync(join(root, 'src/api/portal/assets'), join(root, 'dist/src/api/portal/assets'), { recursive: true });
 
 await import('../dist/src/main/web.js');

@@ -18,6 +18,10 @@ const duration = z
   })
   .refine((ms) => ms > 0, 'must be longer than zero');
 
+/** A web origin, as a CSP source or a link's base: scheme, host (a leading `*.` allowed where said), port; no path. */
+const ORIGIN = /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*)(:\d{1,5})?$/;
+const WILDCARD_ORIGIN = /^https?:\/\/(\*\.)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*)(:\d{1,5})?$/;
+
 /** The sections docs/configuration.md and .env.example group the settings in, in this order. */
 export const SETTING_SECTIONS = ['server', 'storage', 'redis', 'delivery', 'retention', 'security', 'operations'] as const;
 
@@ -77,7 +81,7 @@ export const configSchema = z.object({
     .url({ protocol: /^rediss?$/ })
     .optional()
     .meta(
-      setting('redis', 'Redis server (`redis://`, or `rediss://` for TLS) that carries deliveries from web processes to workers, and counts rate limits across web processes. Unset, with no REDIS_CLUSTER_NODES: the web process delivers in-process.', {
+      setting('redis', 'Redis server (`redis://`, or `rediss://` for TLS) that carries each fired event\'s job from web processes to workers (BullMQ), and counts rate limits across web processes. Unset, with no REDIS_CLUSTER_NODES: the web process delivers in-process.', {
         example: 'redis://127.0.0.1:6379',
       }),
     ),
@@ -202,6 +206,18 @@ export const configSchema = z.object({
   DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean
     .default(false)
     .meta(setting('security', "Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback (trusting its certificates in DATA_DIR/listen); refused when NODE_ENV=production.")),
+  PUBLIC_BASE_URL: z
+    .string()
+    .transform((url) => url.replace(/\/+$/, ''))
+    .pipe(z.string().regex(ORIGIN, 'must be an origin such as https://hooks.example.com, without a path'))
+    .optional()
+    .meta(setting('server', "The origin the owner's portal links are made on; unset: the origin the platform's request came to.", { example: 'https://hooks.example.com' })),
+  PORTAL_FRAME_ANCESTORS: z
+    .string()
+    .transform((list) => list.split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.string().regex(WILDCARD_ORIGIN, 'must be origins such as https://app.example.com, space- or comma-separated')).min(1))
+    .optional()
+    .meta(setting('security', "Origins allowed to frame the owner's portal, space- or comma-separated (`https://*.example.com` allowed); unset: none may.", { example: 'https://app.example.com' })),
   BULL_BOARD_WRITABLE: boolean.default(false).meta(setting('security', 'Lets Bull Board empty, clean, retry, promote, add and pause jobs; otherwise it is read-only.')),
 
   LOG_LEVEL: z

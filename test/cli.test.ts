@@ -16,7 +16,7 @@ import type { ListedKey } from '../src/cli/keyBackend.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TOKEN = 'cli-test-internal-token-0123456789';
 const KEY_FIELDS = ['account_id', 'id', 'key', 'source'];
-const LISTED_FIELDS = ['account_id', 'created_at', 'id', 'name', 'revoked_at', 'source'];
+const LISTED_FIELDS = ['account_id', 'created_at', 'id', 'last_used_at', 'name', 'revoked_at', 'source'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const children = new Set<LaunchedProcess>();
@@ -217,7 +217,7 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
     await createKey(env, 'someone-else');
     const { keys, stdout } = await listKeys(env, 'list-account');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'list-account', source: 'api', name: 'first', created_at: expect.stringMatching(ISO), revoked_at: null },
+      { id: created.id, account_id: 'list-account', source: 'api', name: 'first', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: null },
     ]);
     expect(stdout).not.toContain(created.key);
     expect(stdout).not.toMatch(/chk_|hash/);
@@ -382,7 +382,7 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
 
     const { keys, stdout } = await listKeys(withToken, 'through-server');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'through-server', source: 'make', name: 'Make', created_at: expect.stringMatching(ISO), revoked_at: null },
+      { id: created.id, account_id: 'through-server', source: 'make', name: 'Make', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: expect.stringMatching(ISO) },
     ]);
     expect(stdout).not.toContain(created.key);
 
@@ -494,7 +494,7 @@ describe.runIf(engines().includes('postgres'))('with DATABASE_URL (PostgreSQL se
 
     const { keys, stdout } = await listKeys(env, 'pg-account');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'pg-account', source: 'hubspot', name: 'HubSpot', created_at: expect.stringMatching(ISO), revoked_at: null },
+      { id: created.id, account_id: 'pg-account', source: 'hubspot', name: 'HubSpot', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: null },
     ]);
     expect(stdout).not.toContain(created.key);
 

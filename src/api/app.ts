@@ -23,6 +23,7 @@ import { healthRoutes } from './routes/health.js';
 import { hookRoutes } from './routes/hooks.js';
 import { internalRoutes } from './routes/internal.js';
 import { meRoutes } from './routes/me.js';
+import { portalRoutes } from './portal/routes.js';
 
 export interface AppDeps {
   config: Config;
@@ -102,6 +103,11 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
     async (api) => {
       api.addHook('onRoute', documentScopeErrors(['unauthorized', 'rate_limited', 'internal', 'unavailable']));
       api.addHook('onRequest', requireApiKey(services));
+      // A key's "last used" is its last request that succeeded; noted before the answer leaves,
+      // so a client that reads the key list next sees it.
+      api.addHook('onSend', async (request, reply) => {
+        if (reply.statusCode < 400) await services.keys.noteUse(request.caller);
+      });
       await api.register(rateLimit, {
         max: config.RATE_LIMIT_PER_MINUTE,
         timeWindow: 60_000,
@@ -142,6 +148,7 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
     });
   }
 
+  await app.register(portalRoutes(services, config), { prefix: '/portal' });
   await app.register(healthRoutes({ services, metrics, token: config.INTERNAL_API_TOKEN }));
   await app.register(publicDocs);
   return app;

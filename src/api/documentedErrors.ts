@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   invalid_cursor: [400, '`cursor` is not a next_cursor this log answered.'],
   invalid_event_id: [400, '`event_id` is not a UUID.'],
   invalid_hook_id: [400, '`hook_id` is not a UUID.'],
+  invalid_capabilities: [400, '`capabilities` is not a non-empty list of read and manage.'],
+  invalid_expires_in: [400, '`expires_in` is not a whole number of seconds from 60 to 604800 (7 days).'],
   unauthorized: [401, 'The credential is missing, malformed, unknown or revoked.'],
   not_found: [404, 'Nothing with that id here: unknown, malformed, deleted, or not the caller’s; or no route at that path.'],
   method_not_allowed: [405, 'The path takes other methods; the Allow header lists them.'],

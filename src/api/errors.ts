@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DatabaseUnavailableError, InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import { DatabaseUnavailableError, ForbiddenError, GoneError, InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 
 /** The key made more requests than RATE_LIMIT_PER_MINUTE; it may try again after `retryAfterSeconds`. */
 export class RateLimitedError extends Error {
@@ -19,7 +19,15 @@ export class ShuttingDownError extends Error {
 }
 
 /** Codes a schema's zod message may name directly (see schemas.ts); anything else is invalid_request. */
-const SCHEMA_CODES = new Set(['missing_phone', 'invalid_event', 'invalid_target_url', 'invalid_max_per_second', 'invalid_source']);
+const SCHEMA_CODES = new Set([
+  'missing_phone',
+  'invalid_event',
+  'invalid_target_url',
+  'invalid_max_per_second',
+  'invalid_source',
+  'invalid_capabilities',
+  'invalid_expires_in',
+]);
 
 /** Fastify's own request errors, by code, as the service's `{"error": code}`. */
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
@@ -34,10 +42,12 @@ const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
  * The one table from what went wrong to what the client is told: the domain's and storage's
  * typed errors, the API's own, then the framework's. Anything else is ours: 500 `internal`.
  */
-function classify(error: FastifyError | Error): { status: number; code: string; headers?: Record<string, string> } {
+export function classify(error: FastifyError | Error): { status: number; code: string; headers?: Record<string, string> } {
   if (error instanceof InvalidInputError) return { status: 400, code: error.code };
   if (error instanceof UnauthorizedError) return { status: 401, code: 'unauthorized' };
+  if (error instanceof ForbiddenError) return { status: 403, code: 'forbidden' };
   if (error instanceof NotFoundError) return { status: 404, code: 'not_found' };
+  if (error instanceof GoneError) return { status: 410, code: error.code };
   if (error instanceof LimitReachedError) return { status: 409, code: error.code };
   if (error instanceof RateLimitedError) return { status: 429, code: 'rate_limited', headers: { 'retry-after': String(error.retryAfterSeconds) } };
   // Nothing was written; the client may retry.

@@ -47,6 +47,7 @@ export const exampleDeliveryPage = {
       duration_ms: 84,
       queued_at: '2026-11-23T12:00:00.120Z',
       attempted_at: '2026-11-23T12:00:00.135Z',
+      test: false,
     },
   ],
   next_cursor: 'MjAyNi0xMS0yM1QxMjowMDowMC4xMjAzNDFafDNjMmIxYTA5LThmN2UtNGQ2Yy05YjVhLTRlM2QyYzFiMGE5OA',

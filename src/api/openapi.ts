@@ -25,6 +25,7 @@ const INTERNAL_TAGS = [
   { name: 'keys', description: 'Issue, list and revoke the API keys of an account.' },
   { name: 'contacts', description: 'Owner edits and CRM syncs.' },
   { name: 'calls', description: 'Finished calls, which fire new_conversation and missed_call.' },
+  { name: 'portal', description: "Links to the owner's portal (/portal), and ending its sessions." },
 ];
 
 const PUBLIC_DESCRIPTION = [

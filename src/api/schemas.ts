@@ -3,6 +3,7 @@ import { CHANNELS, OUTCOMES } from '../domain/calls.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
 import { isAccountId } from '../domain/ids.js';
+import { PORTAL_CAPABILITIES, PORTAL_EXPIRY_SECONDS } from '../domain/portal.js';
 import { DELIVERY_STATUSES } from '../domain/delivery.js';
 import { DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT } from '../domain/deliveryLog.js';
 import { DISABLED_REASONS, HOOK_STATES, OUTCOME_STATUSES } from '../domain/hookHealth.js';
@@ -78,6 +79,9 @@ export const hookWithHealth = hook.extend({
 });
 
 export const hookList = z.object({ hooks: z.array(hookWithHealth) });
+/** The owner's view (first-party) also says which key made each subscription. */
+export const ownersHook = hookWithHealth.extend({ key_id: z.uuid().meta({ description: 'The API key that made it' }) });
+export const ownersHookList = z.object({ hooks: z.array(ownersHook) });
 
 export const identity = z.object({
   account_id: z.string(),
@@ -132,6 +136,7 @@ export const deliveryList = z.object({
       duration_ms: z.number().int().nullable(),
       queued_at: z.iso.datetime(),
       attempted_at: z.iso.datetime().nullable().meta({ description: 'when the POST was claimed and sent; null while queued or when expired' }),
+      test: z.boolean().meta({ description: 'a test event its owner sent to this subscription alone (from the portal), with the catalog’s example data' }),
     }),
   ),
 });
@@ -151,6 +156,7 @@ export const apiKey = z.object({
   name: z.string().nullable(),
   created_at: z.iso.datetime(),
   revoked_at: z.iso.datetime().nullable(),
+  last_used_at: z.iso.datetime().nullable().meta({ description: 'when a request with it last succeeded, to the minute; null if never' }),
 });
 export const createdKey = z.object({ id: z.uuid(), key: z.string(), account_id: z.string(), source: z.string(), created_at: z.iso.datetime() });
 export const rotatedKey = createdKey.extend({ name: z.string().nullable() });
@@ -176,3 +182,27 @@ export const callInput = z.object({
   summary: z.string().max(16_384),
 });
 export const callResult = z.object({ conversation_id: z.uuid(), events: z.array(eventType) });
+
+// Fastify validates a missing body as null: no body means every default.
+const expiresIn = { error: 'invalid_expires_in' };
+export const portalSessionInput = z
+  .object({
+    capabilities: z
+      .array(z.enum(PORTAL_CAPABILITIES, { error: 'invalid_capabilities' }), { error: 'invalid_capabilities' })
+      .min(1, { error: 'invalid_capabilities' })
+      .optional()
+      .meta({ description: 'What the owner may do: read, or read and manage (manage implies read). Default: read' }),
+    expires_in: z
+      .number(expiresIn)
+      .int(expiresIn)
+      .min(PORTAL_EXPIRY_SECONDS.min, expiresIn)
+      .max(PORTAL_EXPIRY_SECONDS.max, expiresIn)
+      .optional()
+      .meta({ description: `Seconds the link, and the session it opens, live; default ${PORTAL_EXPIRY_SECONDS.default} (an hour), at most 7 days` }),
+  })
+  .nullish()
+  .transform((body) => body ?? {});
+export const portalSession = z.object({
+  url: z.url().meta({ description: 'The single-use link: opening it signs the owner in to the portal and redirects to /portal' }),
+  expires_at: z.iso.datetime().meta({ description: 'When the link, and the session it opens, end' }),
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConversationData, EventType, NewContactData } from '../domain/events.js';
+import { EVENT_EXAMPLES, type ConversationData, type EventType, type NewContactData } from '../domain/events.js';
 import { DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS } from '../domain/throttling.js';
 
 /**
@@ -29,38 +29,27 @@ export const newContactData = z.object({
 
 const delivery = <T extends EventType>(event: T, data: z.ZodType) => z.object({ event: z.literal(event), data });
 
-const conversationExample = {
-  conversation_id: '8c1e4f7a-2b3d-4e5f-9a6b-7c8d9e0f1a2b',
-  channel: 'voice',
-  caller_name: 'Ann Lee',
-  caller_number: '+14155550100',
-  summary: 'Asked for a quote on a kitchen remodel; wants a call back tomorrow morning.',
-};
-
 export const WEBHOOK_EVENTS = {
   new_conversation: {
     component: 'NewConversationEvent',
     summary: 'A phone call finished',
     fires: 'A voice call finished, answered or sent to voicemail. Spam calls, immediate hang-ups, texts and chats fire nothing.',
     schema: delivery('new_conversation', conversationData),
-    example: { event: 'new_conversation', data: conversationExample },
+    example: { event: 'new_conversation', data: EVENT_EXAMPLES.new_conversation },
   },
   missed_call: {
     component: 'MissedCallEvent',
     summary: 'A call went to voicemail',
     fires: 'A voice call went to voicemail. It fires with new_conversation, with the same data: a subscriber to both gets two deliveries.',
     schema: delivery('missed_call', conversationData),
-    example: { event: 'missed_call', data: conversationExample },
+    example: { event: 'missed_call', data: EVENT_EXAMPLES.missed_call },
   },
   new_contact: {
     component: 'NewContactEvent',
     summary: 'A contact was created',
     fires: 'A contact was created, by the contact upsert (action `inserted`) or by a CRM sync. Updates fire nothing.',
     schema: delivery('new_contact', newContactData),
-    example: {
-      event: 'new_contact',
-      data: { contact_id: '3f2a9c4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b', name: 'Ann Lee', phone: '+14155550100', source: 'zapier' },
-    },
+    example: { event: 'new_contact', data: EVENT_EXAMPLES.new_contact },
   },
 } satisfies Record<EventType, unknown>;
 

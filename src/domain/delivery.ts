@@ -72,3 +72,6 @@ export interface DeliveryJobData {
   /** How often it left the line for in-flight room that did not come (a `waiting-for-room` job). */
   room_waits?: number;
 }
+
+/** The User-Agent of every delivery's POST. */
+export const DELIVERY_USER_AGENT = 'contact-hooks/1.0';

@@ -41,3 +41,17 @@ export class DatabaseUnavailableError extends Error {
     super('the database is unavailable', { cause });
   }
 }
+
+/** The caller is known but may not do this (a portal session without `manage`, a form without its CSRF token). */
+export class ForbiddenError extends Error {
+  constructor() {
+    super('forbidden');
+  }
+}
+
+/** What was asked for existed but is spent for good; `code` names how (link_used, link_expired). */
+export class GoneError extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}

@@ -1,3 +1,5 @@
+import { RELAY_GRACE_MS } from '../domain/delivery.js';
+import { EVENT_EXAMPLES } from '../domain/events.js';
 import { encodeCursor, parseDeliveryLogQuery, type DeliveryLogInput } from '../domain/deliveryLog.js';
 import { LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { OUTCOME_STATUSES, type OutcomeStatus } from '../domain/hookHealth.js';
@@ -8,13 +10,14 @@ import { newSigningSecret } from '../domain/signature.js';
 import type { Caller } from '../domain/apiKey.js';
 import type { LogRow } from '../storage/deliveries.js';
 import type { HookRow, HookWithHealth } from '../storage/hooks.js';
+import { enqueueFired } from './events.js';
 import type { ServiceDeps } from './types.js';
 
 const iso = (time: Date | null) => time && time.toISOString();
 const shown = (hook: HookRow) => ({ ...hook, created_at: hook.created_at.toISOString() });
 
 /** A hook with its state and health; last_24h names every outcome, 0 when none. */
-const shownWithHealth = ({ state, disabled_reason, disabled_at, last_delivered_at, last_failed_at, consecutive_failures, skipped, last_24h, ...hook }: HookWithHealth) => ({
+const shownWithHealth = ({ key_id: _key, state, disabled_reason, disabled_at, last_delivered_at, last_failed_at, consecutive_failures, skipped, last_24h, ...hook }: HookWithHealth) => ({
   ...shown(hook),
   state,
   disabled_reason,
@@ -28,13 +31,38 @@ const shownWithHealth = ({ state, disabled_reason, disabled_at, last_delivered_a
   },
 });
 
-const logPage = ({ rows, next }: { rows: LogRow[]; next: { queuedAt: string; id: string } | undefined }) => ({
-  deliveries: rows.map(({ position: _position, ...row }) => ({ ...row, queued_at: row.queued_at.toISOString(), attempted_at: iso(row.attempted_at) })),
+/** The owner's view of a hook: also which key made it. */
+const ownersView = (hook: HookWithHealth) => ({ ...shownWithHealth(hook), key_id: hook.key_id });
+
+/** A page of the log; `tests` are the ids of its test events (src/storage/testEvents.ts). */
+const logPage = ({ rows, next }: { rows: LogRow[]; next: { queuedAt: string; id: string } | undefined }, tests: Set<string>) => ({
+  deliveries: rows.map(({ position: _position, ...row }) => ({
+    ...row,
+    test: tests.has(row.event_id),
+    queued_at: row.queued_at.toISOString(),
+    attempted_at: iso(row.attempted_at),
+  })),
   next_cursor: next ? encodeCursor(next) : null,
 });
 
+/** The hours a hook's charts draw: the current one and those of the six days before it. */
+const CHART_HOURS = 7 * 24;
+
 /** REST Hooks subscriptions, each tied to the key that made it, and their delivery logs. */
-export function hookServices({ store, config }: ServiceDeps) {
+export function hookServices(deps: ServiceDeps) {
+  const { store, config, log } = deps;
+  /** A page of the log with its test events marked (their deliveries' times bound the look-up). */
+  const page = async (scope: { hookId: string } | { accountId: string }, query: DeliveryLogInput) => {
+    const found = await store.deliveries.page(scope, parseDeliveryLogQuery(query));
+    if (found.rows.length === 0) return logPage(found, new Set());
+    const times = found.rows.map((row) => row.queued_at.getTime());
+    const tests = await store.testEvents.among(
+      found.rows.map((row) => row.event_id),
+      new Date(Math.min(...times)),
+      new Date(Math.max(...times)),
+    );
+    return logPage(found, tests);
+  };
   const ownersHook = async (accountId: string, hookId: string) => {
     const hook = isUuid(hookId) ? await store.hooks.findForAccount(accountId, hookId) : undefined;
     if (!hook) throw new NotFoundError();
@@ -91,23 +119,58 @@ export function hookServices({ store, config }: ServiceDeps) {
     /** A page of the delivery log of one of the caller's subscriptions, newest first, filtered. */
     async deliveries(caller: Caller, hookId: string, query: Omit<DeliveryLogInput, 'hook_id'>) {
       const hook = await hookOf(caller, hookId);
-      return logPage(await store.deliveries.page({ hookId: hook.id }, parseDeliveryLogQuery(query)));
+      return page({ hookId: hook.id }, query);
     },
 
     /** The owner's view (first-party): every live subscription of the account, with its health. */
     async listForOwner(accountId: string) {
-      return { hooks: (await store.hooks.listForAccount(accountId)).map(shownWithHealth) };
+      return { hooks: (await store.hooks.listForAccount(accountId)).map(ownersView) };
     },
 
     /** The owner enables a subscription of the account's, whichever key made it. */
     async enableForOwner(accountId: string, hookId: string) {
       if (!isUuid(hookId) || !(await store.hooks.enable({ accountId }, hookId))) throw new NotFoundError();
-      return shownWithHealth(await ownersHook(accountId, hookId));
+      return ownersView(await ownersHook(accountId, hookId));
+    },
+
+    /** One subscription of the account's, whichever key made it, with its health (the owner's view). */
+    async getForOwner(accountId: string, hookId: string) {
+      return ownersView(await ownersHook(accountId, hookId));
+    },
+
+    /** The owner unsubscribes a subscription of the account's, whichever key made it. */
+    async unsubscribeForOwner(accountId: string, hookId: string) {
+      if (!isUuid(hookId) || !(await store.hooks.deleteForAccount(accountId, hookId))) throw new NotFoundError();
+      return { ok: true as const };
+    },
+
+    /**
+     * Outcomes of a subscription of the account's over the last week, per hour (ISO start) and
+     * status, oldest first: what its charts are drawn from.
+     */
+    async outcomesForOwner(accountId: string, hookId: string) {
+      const hook = await ownersHook(accountId, hookId);
+      const rows = await store.hooks.outcomeHours(hook.id, CHART_HOURS);
+      return rows.map((row) => ({ hour: row.hour.toISOString(), status: row.status as OutcomeStatus, count: row.count }));
+    },
+
+    /**
+     * Sends a test event to one subscription of the account's: one POST of its event type's
+     * catalog example, recorded in its log as a test, and to no other subscription. Its job goes
+     * the way of every event's (the events queue, or the relay).
+     */
+    async sendTest(accountId: string, hookId: string) {
+      const hook = await ownersHook(accountId, hookId);
+      const fired = await store.testEvents.send(accountId, hook.id, hook.event_type, JSON.stringify(EVENT_EXAMPLES[hook.event_type]), RELAY_GRACE_MS);
+      // Unsubscribed, or its key revoked, since it was read.
+      if (!fired) throw new NotFoundError();
+      enqueueFired(deps, [fired], log);
+      return { event_id: fired.event_id };
     },
 
     /** A page of the account's delivery log, across its subscriptions (also deleted ones). */
     async deliveriesForOwner(accountId: string, query: DeliveryLogInput) {
-      return logPage(await store.deliveries.page({ accountId }, parseDeliveryLogQuery(query)));
+      return page({ accountId }, query);
     },
   };
 }

@@ -3,6 +3,7 @@ import { contactServices } from './contacts.js';
 import { eventServices } from './events.js';
 import { hookServices } from './hooks.js';
 import { keyServices } from './keys.js';
+import { portalServices } from './portal.js';
 import type { ServiceDeps } from './types.js';
 
 /**
@@ -11,12 +12,15 @@ import type { ServiceDeps } from './types.js';
  * ISO 8601 timestamps), the same for both.
  */
 export function createServices(deps: ServiceDeps) {
+  const keys = keyServices(deps);
+  const hooks = hookServices(deps);
   return {
-    keys: keyServices(deps),
+    keys,
     contacts: contactServices(deps),
-    hooks: hookServices(deps),
+    hooks,
     events: eventServices(deps),
     calls: callServices(deps),
+    portal: portalServices(deps, { keys, hooks }),
     /** Whether storage and the queue's Redis answer (readiness). */
     async readiness() {
       const checks = await Promise.allSettled([deps.store.ping(), deps.events?.ping()]);

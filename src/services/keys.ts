@@ -16,11 +16,40 @@ const listed = (key: ApiKeyRow) => ({
   name: key.name,
   created_at: key.created_at.toISOString(),
   revoked_at: key.revoked_at && key.revoked_at.toISOString(),
+  last_used_at: key.last_used_at && key.last_used_at.toISOString(),
 });
 
+/** A key's last use is noted at most this often by a process: "last used" is to the minute, not a write per request. */
+const NOTE_USE_EVERY_MS = 60_000;
+
 /** API keys: issuing, listing, revoking and rotating them, and knowing who a request acts as. */
-export function keyServices({ store }: ServiceDeps) {
+export function keyServices({ store, log }: ServiceDeps) {
   const recent = createKeyCache();
+  const noted = new Map<string, number>();
+  /** The account's key with that id, live or revoked; not found when it is another account's. */
+  const ownersKey = async (accountId: string, keyId: string) => {
+    const key = (await store.keys.listForAccount(accountId)).find((row) => row.id === keyId);
+    if (!key) throw new NotFoundError();
+    return key;
+  };
+  /** Revokes a key: 401 at once, its subscriptions deleted. Revoking a revoked key changes nothing. */
+  const revoke = async (keyId: string) => {
+    if (!isUuid(keyId) || !(await store.keys.revoke(keyId))) throw new NotFoundError();
+    recent.forget(keyId);
+    return { ok: true as const };
+  };
+  /**
+   * The answer to a leaked key: the same key gets a new secret, returned once, here. The old
+   * one answers 401 at once; subscriptions stay, so an integration reconnects with the new key
+   * and keeps its Zaps. Not found when no live key has that id (unknown or revoked).
+   */
+  const rotate = async (keyId: string) => {
+    const key = newApiKey();
+    const row = isUuid(keyId) ? await store.keys.rotate(keyId, hashApiKey(key)) : undefined;
+    if (!row) throw new NotFoundError();
+    recent.forget(keyId);
+    return { id: row.id, key, account_id: row.account_id, source: row.source, name: row.name, created_at: row.created_at.toISOString() };
+  };
   return {
     /**
      * The caller a request's `Authorization: Bearer <key>` stands for; a live key or 401. A key
@@ -36,6 +65,18 @@ export function keyServices({ store }: ServiceDeps) {
       if (!caller) throw new UnauthorizedError();
       recent.set(keyHash, caller);
       return caller;
+    },
+
+    /**
+     * Notes that a caller's request succeeded: the key's "last used". At most once a minute per
+     * key and process, and a failure to note is logged, never the request's.
+     */
+    async noteUse(caller: Caller) {
+      const now = Date.now();
+      if (now - (noted.get(caller.keyId) ?? 0) < NOTE_USE_EVERY_MS) return;
+      if (noted.size >= 10_000) for (const [id, at] of noted) if (now - at >= NOTE_USE_EVERY_MS) noted.delete(id);
+      noted.set(caller.keyId, now);
+      await store.keys.noteUse(caller.keyId).catch((error: unknown) => log.warn({ err: error, keyId: caller.keyId }, 'could not note when a key was last used'));
     },
 
     /** "Who am I": the account and key a caller acts as, never the secret. */
@@ -58,24 +99,25 @@ export function keyServices({ store }: ServiceDeps) {
       return { keys: (await store.keys.listForAccount(accountId)).map(listed) };
     },
 
-    /** Revokes a key: 401 at once, its subscriptions deleted. Revoking a revoked key changes nothing. */
-    async revoke(keyId: string) {
-      if (!isUuid(keyId) || !(await store.keys.revoke(keyId))) throw new NotFoundError();
-      recent.forget(keyId);
-      return { ok: true as const };
+    revoke,
+
+    rotate,
+
+    /** The account's key (its owner's portal), or not found. */
+    async getForOwner(accountId: string, keyId: string) {
+      return listed(await ownersKey(accountId, keyId));
     },
 
-    /**
-     * The answer to a leaked key: the same key gets a new secret, returned once, here. The old
-     * one answers 401 at once; subscriptions stay, so an integration reconnects with the new key
-     * and keeps its Zaps. Not found when no live key has that id (unknown or revoked).
-     */
-    async rotate(keyId: string) {
-      const key = newApiKey();
-      const row = isUuid(keyId) ? await store.keys.rotate(keyId, hashApiKey(key)) : undefined;
-      if (!row) throw new NotFoundError();
-      recent.forget(keyId);
-      return { id: row.id, key, account_id: row.account_id, source: row.source, name: row.name, created_at: row.created_at.toISOString() };
+    /** Revokes a key of the account's (its owner's portal); another account's is not found. */
+    async revokeForOwner(accountId: string, keyId: string) {
+      await ownersKey(accountId, keyId);
+      return revoke(keyId);
+    },
+
+    /** Rotates a key of the account's (its owner's portal); another account's is not found. */
+    async rotateForOwner(accountId: string, keyId: string) {
+      await ownersKey(accountId, keyId);
+      return rotate(keyId);
     },
   };
 }

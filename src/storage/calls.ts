@@ -44,7 +44,7 @@ export function callQueries(db: Database) {
            ON CONFLICT (account_id, conversation_id) DO NOTHING
            RETURNING account_id, conversation_id),
          pending AS (
-           SELECT pending.id, first.account_id, pending.type AS event_type, pending.data
+           SELECT pending.id, first.account_id, pending.type AS event_type, pending.data, NULL::uuid AS hook_id
            FROM unnest($9::int[], $10::uuid[], $11::text[], $12::json[]) AS pending (n, id, type, data)
            JOIN first ON first.n = pending.n
            JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id),

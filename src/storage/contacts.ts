@@ -54,7 +54,7 @@ const UPSERT_DISTINCT = `WITH input AS (
        OR (EXCLUDED.email IS NOT NULL AND NOT 'email' = ANY(c.owner_fields) AND EXCLUDED.email IS DISTINCT FROM c.email)
     RETURNING c.id, c.account_id, c.phone, (c.xmax = 0) AS inserted),
   pending AS (
-    SELECT i.event_id AS id, i.account_id, 'new_contact' AS event_type, i.data FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted),
+    SELECT i.event_id AS id, i.account_id, 'new_contact' AS event_type, i.data, NULL::uuid AS hook_id FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted),
   ${recordEvents('pending', '$9')}
   SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action, f.fired_at
   FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN fired f ON f.id = i.event_id

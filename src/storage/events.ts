@@ -18,16 +18,17 @@ export const FIRED_AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC
  * Records events in the statement of their cause: each event row, and its outbox row, which the
  * relay reads when no worker fanned the event out in time (Redis away when its job was added, or
  * Redis lost it). To follow CTEs that name the events as `pending` (id, account_id, event_type,
- * data); adds the CTE `fired` (id, account_id, event_type, fired_at: FiredEvent's columns).
+ * data, hook_id: the one subscription a test event is for, else NULL); adds the CTE `fired` (id,
+ * account_id, event_type, fired_at: FiredEvent's columns).
  */
 export const recordEvents = (pending: string, relayGraceMs: string) => `
   recorded_events AS (
-    INSERT INTO events (id, account_id, event_type, data)
-    SELECT id, account_id, event_type, data FROM ${pending}
-    RETURNING id, account_id, event_type, created_at),
+    INSERT INTO events (id, account_id, event_type, data, hook_id)
+    SELECT id, account_id, event_type, data, hook_id FROM ${pending}
+    RETURNING id, account_id, event_type, created_at, hook_id),
   outboxed AS (
-    INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at)
-    SELECT id, account_id, event_type, created_at, created_at + make_interval(secs => ${relayGraceMs} / 1000.0) FROM recorded_events),
+    INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at, hook_id)
+    SELECT id, account_id, event_type, created_at, created_at + make_interval(secs => ${relayGraceMs} / 1000.0), hook_id FROM recorded_events),
   fired AS (SELECT id, account_id, event_type, ${FIRED_AT('created_at')} AS fired_at FROM recorded_events)`;
 
 /** The `fired` CTE's rows as their jobs carry them. */
@@ -69,7 +70,8 @@ export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
 /**
  * The fan-out: takes the events out of the outbox, and makes one `queued` delivery for each
  * subscription each goes to (its account's and type's, live, of a live key, existing when it
- * fired; a disabled one counts the event as skipped instead), each the fanning process's to send
+ * fired; a disabled one counts the event as skipped instead; a test event, sent from the portal,
+ * goes to the one it names, even disabled), each the fanning process's to send
  * until `leaseMs` from now; past that, the relay adds it to the `deliveries` queue. All in one
  * statement, so one commit for every event of a batch. An event no longer in the outbox was
  * fanned out before, by an earlier run of its job (stalled, or added twice): its deliveries are
@@ -78,15 +80,16 @@ export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
 const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS i (id, created_at)),
   picked AS (
     DELETE FROM event_outbox o USING input i WHERE o.event_id = i.id
-    RETURNING o.event_id AS id, o.account_id, o.event_type, o.created_at),
+    RETURNING o.event_id AS id, o.account_id, o.event_type, o.created_at, o.hook_id),
   -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
   -- so however the planner sizes the tables, it cannot become a hash join over every hook.
   targets AS (
-    SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id, h.state, h.target_url, h.max_per_second, h.created_at AS hook_created_at
+    SELECT p.id AS event_id, p.created_at, p.account_id, h.id AS hook_id,
+      CASE WHEN p.hook_id IS NULL THEN h.state ELSE 'active' END AS state, h.target_url, h.max_per_second
     FROM picked p CROSS JOIN LATERAL (
-      SELECT h.id, h.state, h.target_url, h.max_per_second, h.created_at FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+      SELECT h.id, h.state, h.target_url, h.max_per_second FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
       WHERE h.account_id = p.account_id AND h.event_type = p.event_type
-        AND h.deleted_at IS NULL AND h.created_at <= p.created_at
+        AND h.deleted_at IS NULL AND h.created_at <= p.created_at AND (p.hook_id IS NULL OR h.id = p.hook_id)
       OFFSET 0) h),
   queued AS (
     -- queued_at is the event's time: its day partition, and the time in the delivery's id.
@@ -112,11 +115,11 @@ const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz
 
 export function eventQueries(db: Sql) {
   return {
-    /** Recent events of an account, newest first: sample data for automation platforms. */
+    /** Recent events of an account, newest first, test events left out: sample data for automation platforms. */
     async listRecent(accountId: string, type: EventType, limit: number) {
       const { rows } = await db.query<StoredEvent>(
         `SELECT id, event_type, data, created_at FROM events
-         WHERE account_id = $1 AND event_type = $2 ORDER BY created_at DESC LIMIT $3`,
+         WHERE account_id = $1 AND event_type = $2 AND hook_id IS NULL ORDER BY created_at DESC LIMIT $3`,
         [accountId, type, limit],
       );
       return rows;

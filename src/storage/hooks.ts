@@ -13,6 +13,8 @@ export interface HookRow {
 
 /** A hook with its state and health, as the hook routes show it. */
 export interface HookWithHealth extends HookRow {
+  /** The key that made it. */
+  key_id: string;
   state: HookState;
   disabled_reason: DisabledReason | null;
   disabled_at: Date | null;
@@ -39,7 +41,7 @@ const HOOK_COLUMNS = 'id, event_type, target_url, max_per_second, created_at';
  * The hook, its state and its health: columns the outcome writes keep current, and at most 24
  * hourly counts per status (the current hour and the 23 before), read through their key.
  */
-const WITH_HEALTH = `SELECT h.id, h.event_type, h.target_url, h.max_per_second, h.created_at, h.state, h.disabled_reason, h.disabled_at,
+const WITH_HEALTH = `SELECT h.id, h.api_key_id AS key_id, h.event_type, h.target_url, h.max_per_second, h.created_at, h.state, h.disabled_reason, h.disabled_at,
     h.last_delivered_at, h.last_failed_at, h.consecutive_failures, h.skipped,
     (SELECT coalesce(json_object_agg(c.status, c.count), '{}') FROM (
        SELECT status, sum(count)::int AS count FROM hook_outcome_hours
@@ -128,6 +130,28 @@ export function hookQueries(db: Database) {
       const { rowCount } = await db.query(
         `UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND api_key_id = $2 AND deleted_at IS NULL`,
         [hookId, keyId],
+      );
+      return rowCount > 0;
+    },
+
+    /**
+     * The hook's outcome counts per hour and status over the last `hours` hours (the current one
+     * included): what its charts draw. Kept eight days (retention.ts, pruneOutcomeHours).
+     */
+    async outcomeHours(hookId: string, hours: number) {
+      const { rows } = await db.query<{ hour: Date; status: string; count: number }>(
+        `SELECT hour, status, count FROM hook_outcome_hours
+         WHERE hook_id = $1 AND hour > statement_timestamp() - make_interval(hours => $2) ORDER BY hour, status`,
+        [hookId, hours],
+      );
+      return rows;
+    },
+
+    /** As deleteForKey, for a live hook of the account's, whichever key made it (its owner's portal). */
+    async deleteForAccount(accountId: string, hookId: string) {
+      const { rowCount } = await db.query(
+        `UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL`,
+        [hookId, accountId],
       );
       return rowCount > 0;
     },

@@ -9,9 +9,10 @@ export interface ApiKeyRow {
   name: string | null;
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 }
 
-const KEY_COLUMNS = 'id, account_id, source, name, created_at, revoked_at';
+const KEY_COLUMNS = 'id, account_id, source, name, created_at, revoked_at, last_used_at';
 
 export function keyQueries(db: Database) {
   return {
@@ -37,6 +38,15 @@ export function keyQueries(db: Database) {
       ]);
       const row = rows[0];
       return row && { keyId: row.id, accountId: row.account_id, source: row.source, name: row.name, createdAt: row.created_at };
+    },
+
+    /** Notes that the key authenticated a request now, unless it was noted within the last minute. */
+    async noteUse(keyId: string) {
+      await db.query(
+        `UPDATE api_keys SET last_used_at = clock_timestamp()
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < clock_timestamp() - interval '1 minute')`,
+        [keyId],
+      );
     },
 
     /**

@@ -59,11 +59,11 @@ export function retentionQueries(db: Sql) {
       return rows[0]!.changed;
     },
 
-    /** Hourly outcome counts past the 24 hours last_24h sums. */
+    /** Hourly outcome counts past the week a hook's charts draw (last_24h sums only the latest 24). */
     pruneOutcomeHours: (limit: number) =>
       run(
         `DELETE FROM hook_outcome_hours WHERE (hook_id, hour, status) IN (
-           SELECT hook_id, hour, status FROM hook_outcome_hours WHERE hour < clock_timestamp() - interval '25 hours'
+           SELECT hook_id, hour, status FROM hook_outcome_hours WHERE hour < clock_timestamp() - interval '8 days'
            ORDER BY hour LIMIT $1 FOR UPDATE SKIP LOCKED)`,
         [limit],
       ),

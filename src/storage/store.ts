@@ -5,13 +5,16 @@ import { contactQueries } from './contacts.js';
 import { openPostgres, type Database } from './database.js';
 import { openPglite } from './pglite.js';
 import { deliveryQueries } from './deliveries.js';
+import { deliveryDetailQueries } from './deliveryDetails.js';
 import { eventQueries } from './events.js';
 import { hookQueries } from './hooks.js';
 import { keyQueries } from './keys.js';
 import { migrate } from './migrate.js';
 import { partitionQueries } from './partitions.js';
+import { portalSessionQueries } from './portalSessions.js';
 import { retentionQueries } from './retention.js';
 import { sealStoredSecrets } from './secrets.js';
+import { testEventQueries } from './testEvents.js';
 import { acquireDataDirLock } from './dataDirLock.js';
 import { vacuumQueries } from './vacuum.js';
 
@@ -35,6 +38,9 @@ export function createStore(db: Database, onClose: () => void = () => {}) {
     calls: callQueries(db),
     events: eventQueries(db),
     deliveries: deliveryQueries(db),
+    deliveryDetails: deliveryDetailQueries(db),
+    testEvents: testEventQueries(db),
+    portalSessions: portalSessionQueries(db),
     urgentDeliveries: urgentDeliveryQueries(db.ahead()),
     retention: retentionQueries(db),
     partitions: partitionQueries(db),

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createClaimLead, heldToDepartureTimes, LATE_DEPARTURE_MS, startOffsetMs, tellsStart, type GrantedDeparture } from '../domain/pacing.js';
 import { isThrottled, retryAfterMs } from '../domain/throttling.js';
 import { createTurnCounter } from '../domain/turns.js';
-import { reportOf, type Delivery, type DeliveryReport } from '../domain/delivery.js';
+import { DELIVERY_USER_AGENT, reportOf, type Delivery, type DeliveryReport } from '../domain/delivery.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
 import type { HookDisableRule } from '../domain/hookHealth.js';
@@ -183,7 +183,7 @@ export function createDeliverer(deps: DelivererDeps) {
     }
     const headers = {
       'content-type': 'application/json',
-      'user-agent': 'contact-hooks/1.0',
+      'user-agent': DELIVERY_USER_AGENT,
       ...signatureHeaders(openSecret(claimed.secret, secretsKey), claimed.event_id, claimed.body, Date.now() / 1000),
     };
     const answer = await poster.post(claimed.target_url, claimed.body, headers, noteStart(delivery, departure));

@@ -90,6 +90,7 @@ export async function runMaintenancePass(store: Store, settings: MaintenanceSett
     hooks: await repeat((limit) => retention.pruneDeletedHooks(retentionMs, limit)),
     keys: await repeat((limit) => retention.pruneRevokedKeys(retentionMs, limit)),
     outcomeHours: await repeat((limit) => retention.pruneOutcomeHours(limit)),
+    portalSessions: await repeat((limit) => store.portalSessions.pruneExpired(limit)),
     vacuumed: store.db.engine === 'pglite' ? await vacuumTables(store, vacuum, signal) : 0,
   };
   return { changed, disabled };

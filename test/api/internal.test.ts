@@ -19,6 +19,8 @@ const internalRoutes = (accountId: string, contactId: string, keyId: string): Ar
   ['DELETE key', { method: 'DELETE', url: `/internal/v1/keys/${keyId}` }],
   ['GET contact', { method: 'GET', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}` }],
   ['PATCH contact', { method: 'PATCH', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}`, payload: { name: 'Owner' } }],
+  ['POST portal session', { method: 'POST', url: `/internal/v1/accounts/${accountId}/portal-sessions`, payload: { capabilities: ['read'] } }],
+  ['DELETE portal sessions', { method: 'DELETE', url: `/internal/v1/accounts/${accountId}/portal-sessions` }],
   ['POST sync', { method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, payload: { phone: '+14155550199', source: 'hubspot' } }],
   [
     'POST calls',
@@ -177,6 +179,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
           name: key.source,
           created_at: key.created_at,
           revoked_at: null,
+          last_used_at: null,
         })),
       });
       for (const key of created) {
@@ -221,7 +224,9 @@ describe.each(engines())('first-party API on %s', (engine) => {
 
       // Shown only here: the list holds the same one key, with no secret and nothing revoked.
       const listed = await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` });
-      expect(listed.json().keys).toStrictEqual([{ id, account_id: accountId, source: 'zapier', name: 'Zap', created_at, revoked_at: null }]);
+      expect(listed.json().keys).toStrictEqual([
+        { id, account_id: accountId, source: 'zapier', name: 'Zap', created_at, revoked_at: null, last_used_at: expect.stringMatching(ISO_UTC) },
+      ]);
       expect(listed.body).not.toContain(rotated.key);
       expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(rotated.key)])).toBe(1);
       expect(await count(t.db, 'api_keys WHERE key_hash = $1', [hashApiKey(oldKey)])).toBe(0);

@@ -122,7 +122,7 @@ describe.each(engines())('maintenance on %s', (engine) => {
       new Set([recentCall]),
     );
     expect(await ids('contacts')).toStrictEqual(new Set([contact.contactId]));
-    expect(changed).toStrictEqual({ unknown: 0, expired: 0, partitionsCreated: 0, partitionsDropped: 0, deliveries: 3, events: 2, calls: oldCalls.length, hooks: 2, keys: 1, outcomeHours: 0, vacuumed: 0 });
+    expect(changed).toStrictEqual({ unknown: 0, expired: 0, partitionsCreated: 0, partitionsDropped: 0, deliveries: 3, events: 2, calls: oldCalls.length, hooks: 2, keys: 1, outcomeHours: 0, portalSessions: 0, vacuumed: 0 });
 
     // A second pass finds nothing more to do.
     expect(Object.values(await pass()).every((count) => count === 0)).toBe(true);

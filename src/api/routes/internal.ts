@@ -11,11 +11,13 @@ import {
   contact,
   createdKey,
   deliveryList,
-  hookList,
-  hookWithHealth,
   keyInput,
   ok,
   ownerEditInput,
+  ownersHook,
+  ownersHookList,
+  portalSession,
+  portalSessionInput,
   rotatedKey,
   syncInput,
   upsertResult,
@@ -25,6 +27,7 @@ import { z } from 'zod';
 const contactParams = accountParam.extend({ contact_id: z.string() });
 const keyParam = z.object({ key_id: z.string() });
 const hookParams = accountParam.extend({ hook_id: z.string() });
+const exampleOwnersHook = { ...exampleHookWithHealth, key_id: '5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c' };
 
 /** The platform's own systems: key management, owner edits, CRM syncs, call completion, the owner's hooks and their log. */
 export const internalRoutes =
@@ -115,7 +118,7 @@ export const internalRoutes =
       summary: "The owner's view: every live subscription of the account, under any key, with its state and health",
       description: HOOK_STATE_RULE,
       params: accountParam,
-      response: { 200: hookList.meta({ examples: [{ hooks: [exampleHookWithHealth] }] }) },
+      response: { 200: ownersHookList.meta({ examples: [{ hooks: [exampleOwnersHook] }] }) },
     };
     app.get('/accounts/:account_id/hooks', { schema: listHooks }, async (request) => services.hooks.listForOwner(request.params.account_id));
 
@@ -123,7 +126,7 @@ export const internalRoutes =
       tags: ['subscriptions'],
       summary: "The owner enables a subscription of the account's: its events are delivered again, its failure streak starts over",
       params: hookParams,
-      response: { 200: hookWithHealth.meta({ examples: [{ ...exampleHookWithHealth, state: 'active' }] }), ...errorAnswers('not_found') },
+      response: { 200: ownersHook.meta({ examples: [{ ...exampleOwnersHook, state: 'active' }] }), ...errorAnswers('not_found') },
     };
     app.post('/accounts/:account_id/hooks/:hook_id/enable', { schema: enableHook }, async (request) =>
       services.hooks.enableForOwner(request.params.account_id, request.params.hook_id),
@@ -140,4 +143,33 @@ export const internalRoutes =
     app.get('/accounts/:account_id/deliveries', { schema: accountLog }, async (request) =>
       services.hooks.deliveriesForOwner(request.params.account_id, request.query),
     );
+
+    const mintPortalSession = {
+      tags: ['portal'],
+      summary: "A single-use link to the owner's portal for the account, with the capabilities given",
+      description:
+        'Opening `url` once (in a browser, or as an iframe’s `src`) sets the session’s cookie and shows the portal; opened again, ' +
+        'or after `expires_at`, it answers 410 with a page that says so. `read` shows the account’s keys, subscriptions, their ' +
+        'health and delivery logs, and the event catalog; `manage` also enables, unsubscribes, rotates, revokes and sends test ' +
+        'events. The link is made on PUBLIC_BASE_URL, or else on the origin this request came to.',
+      params: accountParam,
+      body: portalSessionInput.meta({ examples: [{ capabilities: ['read', 'manage'], expires_in: 3600 }] }),
+      response: {
+        201: portalSession.meta({
+          examples: [{ url: 'https://hooks.example.com/portal/open/3q2-7wEXAMPLEtokenOnlyShownHereAndNeverStored0', expires_at: '2026-11-23T13:00:00.000Z' }],
+        }),
+        ...errorAnswers('invalid_capabilities', 'invalid_expires_in'),
+      },
+    };
+    app.post('/accounts/:account_id/portal-sessions', { schema: mintPortalSession }, async (request, reply) =>
+      reply.status(201).send(await services.portal.mint(request.params.account_id, request.body, `${request.protocol}://${request.host}`)),
+    );
+
+    const endPortalSessions = {
+      tags: ['portal'],
+      summary: "End every portal session of the account at once, and every link not opened yet: their next request answers 401",
+      params: accountParam,
+      response: { 200: ok },
+    };
+    app.delete('/accounts/:account_id/portal-sessions', { schema: endPortalSessions }, async (request) => services.portal.endSessions(request.params.account_id));
   };
