@@ -10,7 +10,7 @@
  * BENCH_SCALE=0.3 shortens every measuring window (for trying changes out).
  * BENCH_ONLY=scaleOut runs that one figure alone (also embedded, with figure 2's stack beside it as its reference,
  * latency (with figure 2, whose peak sets its rate), fanOut, upsertsPglite, upsertsPostgres (BENCH_PG_SIZES=1000 for
- * figure 1 alone), pacedRateEmbedded, pacedRateWorkers, saturatedTarget, restartTime: the figures that need nothing
+ * figure 1 alone), pacedRateEmbedded, pacedRateWorkers, saturatedTarget, restartTime, eventsQueue: the figures that need nothing
  * from the others), e.g.
  * `BENCH_ONLY=scaleOut BENCH_SCALE=0.3 npm run bench`. BENCH_ONLY=partitionGrowth runs the
  * partitioned log's growth figure on its own database (BENCH_GROWTH_MAX_ROWS=100000000 adds 100M).
@@ -22,6 +22,7 @@ import { backlog } from './figures/backlog.js';
 import { deliveryGrowth } from './figures/deliveryGrowth.js';
 import { deliveryThroughput } from './figures/deliveryThroughput.js';
 import { embedded } from './figures/embedded.js';
+import { eventsQueue } from './figures/eventsQueue.js';
 import { fanOut } from './figures/fanOut.js';
 import { latency, PEAK_SHARES, type LatencyRate } from './figures/latency.js';
 import { pacedRateEmbedded, pacedRateWorkers } from './figures/pacedRate.js';
@@ -147,6 +148,7 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
   saturatedTarget: saturatedTargetAlone,
   restartTime,
   partitionGrowth,
+  eventsQueue: (ctx) => eventsQueue(ctx),
 };
 
 /** The memory chart's groups: web processes by their store, and workers. */
@@ -170,6 +172,7 @@ async function runFigures(ctx: BenchContext): Promise<FigureResult[]> {
   results.push(await deliveryGrowth(ctx, engine, deliver, throughput.perSecond));
   results.push(await upsertsPostgres(ctx, engine, rate.perSecond.at(-1)!));
   await engine.stop();
+  results.push(await eventsQueue(ctx, throughput.perSecond));
   results.push(await scaleOut(ctx));
 
   const paced = await startPacedStack(ctx);

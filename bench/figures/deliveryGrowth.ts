@@ -24,8 +24,8 @@ async function seedDeliveryLog(ctx: BenchContext, rows: number) {
     const events = Math.min(EVENTS_PER_CHUNK, Math.ceil((rows - written) / HOOKS));
     await ctx.sql(
       `WITH fired AS (
-         INSERT INTO events (id, account_id, event_type, data, created_at, dispatched_at)
-         SELECT gen_random_uuid(), $1, 'missed_call', '{}', now() - interval '1 hour', now() - interval '1 hour'
+         INSERT INTO events (id, account_id, event_type, data, created_at)
+         SELECT gen_random_uuid(), $1, 'missed_call', '{}', now() - interval '1 hour'
          FROM generate_series(1, $2::int) RETURNING id, created_at)
        INSERT INTO deliveries (id, event_id, hook_id, account_id, status, response_status, duration_ms, queued_at, attempted_at)
        SELECT gen_random_uuid(), fired.id, h.id, $1, 'delivered', 200, 5, fired.created_at, fired.created_at

@@ -97,8 +97,8 @@ async function writeChunk(seeder: pg.Client, chunk: Chunk) {
   const name = dayName(chunk.day);
   const { rowCount } = await seeder.query(
     `WITH fired AS (
-       INSERT INTO events_${name} (id, account_id, event_type, data, created_at, dispatched_at)
-       SELECT ${deliveryIdAt('t.at')}, $1, 'missed_call', '{}', t.at, t.at
+       INSERT INTO events_${name} (id, account_id, event_type, data, created_at)
+       SELECT ${deliveryIdAt('t.at')}, $1, 'missed_call', '{}', t.at
        FROM (SELECT $2::timestamptz + make_interval(secs => (g + random()) * $3::float8 / 1000) AS at
              FROM generate_series(0, $4::int - 1) AS g) t
        RETURNING id, created_at)
@@ -168,8 +168,8 @@ async function vacuumAndCheckpoint(admin: pg.Client) {
 export async function queueMeasured(seeder: pg.Client, growth: GrowthDays, measuredHook: string, at: number, count: number, overdue: boolean) {
   const { rows } = await seeder.query<{ id: string }>(
     `WITH fired AS (
-       INSERT INTO events (id, account_id, event_type, data, created_at, dispatched_at)
-       SELECT ${deliveryIdAt('t.at')}, $1, 'new_contact', '{"contact":{"phone":"+14155550100","name":"Bench"}}', t.at, t.at
+       INSERT INTO events (id, account_id, event_type, data, created_at)
+       SELECT ${deliveryIdAt('t.at')}, $1, 'new_contact', '{"contact":{"phone":"+14155550100","name":"Bench"}}', t.at
        FROM (SELECT $2::timestamptz + make_interval(secs => g * 0.01) AS at FROM generate_series(0, $3::int - 1) AS g) t
        RETURNING id, created_at)
      INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, relay_at)

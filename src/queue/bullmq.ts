@@ -1,6 +1,6 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
-import { JOB_STATES, type JobCounts, type JobHandler, type JobQueue, type QueueName } from './jobQueue.js';
+import { JOB_STATES, LOWEST_PRIORITY, type JobCounts, type JobHandler, type JobQueue, type QueueName } from './jobQueue.js';
 import { bullPrefix, connectRedis, type RedisSettings } from './redisConnection.js';
 
 /** How long finished jobs stay for operators to read (JOBS_KEEP_*), in BullMQ's terms. */
@@ -57,7 +57,12 @@ export function createBullQueue<Data>(
     async add(jobs, options) {
       if (jobs.length === 0) return;
       // BullMQ's typings want the job name as a literal of its NameType.
-      await queue.addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: { jobId: job.id, delay: delayUntil(job.runAt) } })) as never);
+      const opts = (job: (typeof jobs)[number]) => ({
+        jobId: job.id,
+        delay: delayUntil(job.runAt),
+        ...(job.priority !== undefined && { priority: Math.min(LOWEST_PRIORITY, Math.max(1, job.priority)) }),
+      });
+      await queue.addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: opts(job) })) as never);
       if (options?.again) await retryFailed(jobs.map((job) => job.id));
     },
     async counts() {

@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { JobCounts, JobHandler, JobQueue, JobToAdd, QueueName } from './jobQueue.js';
+import { createReadyLine } from './readyLine.js';
 
 /**
  * The embedded mode's stand-in for a BullMQ queue and its worker, in the one process: jobs wait
- * in arrival order (a delayed one on a timer until its time) and run `concurrency` at once
+ * by priority, then in arrival order (a delayed one on a timer until its time), as BullMQ's do,
+ * and run `concurrency` at once
  * through the same handler a worker runs. Nothing here survives the process: what it held is in
  * the database (the event outbox, queued deliveries), and the relay adds it again.
  *
@@ -15,8 +17,8 @@ export function createInProcessQueue<Data, Result>(
   handler: JobHandler<Data, Result>,
   options: { concurrency: number; capacity: number; log: Logger },
 ): JobQueue<Data> & { room(): number } {
-  const waiting: JobToAdd<Data>[] = [];
-  let next = 0; // waiting[next] runs next; the array is compacted as it drains
+  const waiting = createReadyLine<JobToAdd<Data>>();
+  const enqueue = (job: JobToAdd<Data>) => waiting.push(job, job.priority ?? 0);
   const timers = new Map<string, NodeJS.Timeout>();
   const held = new Set<string>(); // waiting, delayed or active
   const running = new Set<Promise<void>>();
@@ -24,9 +26,9 @@ export function createInProcessQueue<Data, Result>(
   let closed = false;
 
   function pump() {
-    while (!closed && running.size < options.concurrency && next < waiting.length) {
-      const job = waiting[next++]!;
-      if (next > 1024 && next * 2 > waiting.length) waiting.splice(0, next), (next = 0);
+    while (!closed && running.size < options.concurrency) {
+      const job = waiting.shift();
+      if (job === undefined) return;
       const run: Promise<void> = handler(job.data, { id: job.id, name: job.name, reportProgress: () => {} })
         .then(
           () => void finished.completed++,
@@ -53,13 +55,13 @@ export function createInProcessQueue<Data, Result>(
         if (held.has(job.id) || room() === 0) continue;
         held.add(job.id);
         const delay = (job.runAt ?? 0) - Date.now();
-        if (delay <= 0) waiting.push(job);
+        if (delay <= 0) enqueue(job);
         else
           timers.set(
             job.id,
             setTimeout(() => {
               timers.delete(job.id);
-              waiting.push(job);
+              enqueue(job);
               pump();
             }, delay),
           );
@@ -67,7 +69,7 @@ export function createInProcessQueue<Data, Result>(
       pump();
     },
     async counts(): Promise<JobCounts> {
-      return { waiting: waiting.length - next, active: running.size, delayed: timers.size, ...finished };
+      return { waiting: waiting.size, active: running.size, delayed: timers.size, ...finished };
     },
     ping: async () => {},
     /** Takes no new jobs, drops those waiting (the relay has them), and waits for the running ones. */
@@ -75,8 +77,7 @@ export function createInProcessQueue<Data, Result>(
       closed = true;
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
-      waiting.length = 0;
-      next = 0;
+      waiting.clear();
       await Promise.all(running);
     },
   };

@@ -16,7 +16,16 @@ export interface JobToAdd<Data> {
   data: Data;
   /** Epoch ms: a delayed job waits until then. */
   runAt?: number;
+  /**
+   * Among jobs waiting, a lower number runs first, in arrival order within one (1 to 2^21); one
+   * without runs before any with one. An event's is its account's turn (src/domain/turns.ts), so
+   * one account's burst does not hold another account's events behind it.
+   */
+  priority?: number;
 }
+
+/** The highest priority number BullMQ takes. */
+export const LOWEST_PRIORITY = 2 ** 21 - 1;
 
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed'] as const;
 export type JobCounts = Record<(typeof JOB_STATES)[number], number>;

@@ -3,11 +3,10 @@ import { eventsForCall, type CallReport } from '../domain/calls.js';
 import { InvalidInputError } from '../domain/errors.js';
 import type { PendingEvent } from '../domain/events.js';
 import { normalisePhone } from '../domain/phone.js';
-import type { ServiceDeps } from './types.js';
+import type { UseCaseDeps } from './types.js';
 import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { CallToRecord } from '../storage/calls.js';
-import { enqueueFired } from './events.js';
 
 export interface CallInput extends CallReport {
   conversation_id?: string | undefined;
@@ -17,13 +16,13 @@ export interface CallInput extends CallReport {
 }
 
 /** Finished calls, as telephony reports them. */
-export function callServices(deps: ServiceDeps) {
-  const { store, config, log } = deps;
+export function callServices(deps: UseCaseDeps) {
+  const { store, config } = deps;
   // Calls reported at the same time share one statement and one commit, which records their
   // events too; the events' jobs are added once committed.
   const recorded = groupCommit(async (calls: CallToRecord[]) => {
     const fired = await store.calls.record(calls, RELAY_GRACE_MS);
-    enqueueFired(deps, fired.flat(), log);
+    deps.enqueue(fired.flat());
     return fired;
   });
   return {

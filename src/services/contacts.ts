@@ -3,11 +3,10 @@ import { validateContact, validateOwnerEdit, type ContactInput, type OwnerEdit, 
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Caller } from '../domain/apiKey.js';
-import type { ServiceDeps } from './types.js';
+import type { UseCaseDeps } from './types.js';
 import { RELAY_GRACE_MS } from '../domain/delivery.js';
 import { groupCommit } from '../storage/groupCommit.js';
 import type { ContactToUpsert } from '../storage/contacts.js';
-import { enqueueFired } from './events.js';
 
 export interface UpsertAnswer {
   action: 'inserted' | 'updated' | 'skipped';
@@ -26,13 +25,13 @@ const shown = (contact: StoredContact) => ({
 });
 
 /** Contacts: the one upsert (public API and CRM sync alike), reading one, and owner edits. */
-export function contactServices(deps: ServiceDeps) {
-  const { store, config, log } = deps;
+export function contactServices(deps: UseCaseDeps) {
+  const { store, config } = deps;
   // Upserts made at the same time share one statement and one commit, which records a new
   // contact's event too; the events' jobs are added once committed.
   const upserted = groupCommit(async (entries: ContactToUpsert[]) => {
     const results = await store.contacts.upsert(entries, RELAY_GRACE_MS);
-    enqueueFired(deps, results.flatMap((result) => (result.action === 'inserted' ? [result.fired] : [])), log);
+    deps.enqueue(results.flatMap((result) => (result.action === 'inserted' ? [result.fired] : [])));
     return results;
   });
 

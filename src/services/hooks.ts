@@ -10,8 +10,7 @@ import { newSigningSecret } from '../domain/signature.js';
 import type { Caller } from '../domain/apiKey.js';
 import type { LogRow } from '../storage/deliveries.js';
 import type { HookRow, HookWithHealth } from '../storage/hooks.js';
-import { enqueueFired } from './events.js';
-import type { ServiceDeps } from './types.js';
+import type { UseCaseDeps } from './types.js';
 
 const iso = (time: Date | null) => time && time.toISOString();
 const shown = (hook: HookRow) => ({ ...hook, created_at: hook.created_at.toISOString() });
@@ -49,8 +48,8 @@ const logPage = ({ rows, next }: { rows: LogRow[]; next: { queuedAt: string; id:
 const CHART_HOURS = 7 * 24;
 
 /** REST Hooks subscriptions, each tied to the key that made it, and their delivery logs. */
-export function hookServices(deps: ServiceDeps) {
-  const { store, config, log } = deps;
+export function hookServices(deps: UseCaseDeps) {
+  const { store, config } = deps;
   /** A page of the log with its test events marked (their deliveries' times bound the look-up). */
   const page = async (scope: { hookId: string } | { accountId: string }, query: DeliveryLogInput) => {
     const found = await store.deliveries.page(scope, parseDeliveryLogQuery(query));
@@ -164,7 +163,7 @@ export function hookServices(deps: ServiceDeps) {
       const fired = await store.testEvents.send(accountId, hook.id, hook.event_type, JSON.stringify(EVENT_EXAMPLES[hook.event_type]), RELAY_GRACE_MS);
       // Unsubscribed, or its key revoked, since it was read.
       if (!fired) throw new NotFoundError();
-      enqueueFired(deps, [fired], log);
+      deps.enqueue([fired]);
       return { event_id: fired.event_id };
     },
 

@@ -1,6 +1,6 @@
 import { callServices } from './calls.js';
 import { contactServices } from './contacts.js';
-import { eventServices } from './events.js';
+import { eventEnqueuer, eventServices } from './events.js';
 import { hookServices } from './hooks.js';
 import { keyServices } from './keys.js';
 import { portalServices } from './portal.js';
@@ -11,7 +11,8 @@ import type { ServiceDeps } from './types.js';
  * ways in; they only translate to and from these. Answers are the public shapes (snake_case,
  * ISO 8601 timestamps), the same for both.
  */
-export function createServices(deps: ServiceDeps) {
+export function createServices(given: ServiceDeps) {
+  const deps = { ...given, enqueue: eventEnqueuer(given) };
   const keys = keyServices(deps);
   const hooks = hookServices(deps);
   return {

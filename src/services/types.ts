@@ -19,3 +19,9 @@ export interface ServiceDeps {
   config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY' | 'PUBLIC_BASE_URL'>;
   log: ServiceLog;
 }
+
+/** Adds committed events' jobs (events.ts, `eventEnqueuer`). */
+export type EnqueueFired = (fired: FiredEvent[]) => void;
+
+/** What a use case is built with: the process's dependencies, and the one enqueuer of events. */
+export type UseCaseDeps = ServiceDeps & { enqueue: EnqueueFired };

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createReadyLine } from './readyLine.js';
+import { createReadyLine } from '../queue/readyLine.js';
 
 export interface LineEntry<Data> {
   /** Unique per unit of work (a delivery id): adding an id the line holds gives that entry's outcome. */

@@ -89,6 +89,32 @@ describe.runIf(withPostgresAndRedis)('BullMQ queues', () => {
     expect((await inspect.getJob('fails-once'))?.returnvalue).toBe('done');
   });
 
+  it('runs waiting jobs by priority, those without one first, then in arrival order within one', async () => {
+    const ran: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const redis = redisForTest();
+    const settings = { target: redis.target, prefix: redis.prefix };
+    const queue = createBullQueue<Data>(settings, 'events', { log, failFast: false, kept });
+    // One at a time, and the first holds the worker until every other job waits.
+    const consumer = startBullConsumer<Data, void>(settings, 'events', async ({ n }) => {
+      ran.push(n);
+      if (n === 0) await held;
+    }, { concurrency: 1, lockMs: 5_000, kept, log });
+    closing.push(() => consumer.close(), () => queue.close(), () => redis.cleanup());
+    await queue.add([{ id: 'first', name: 'x', data: { n: 0 } }]);
+    await waitUntil(() => ran.length === 1, 10_000);
+    await queue.add([
+      { id: 'p3', name: 'x', data: { n: 3 }, priority: 3 },
+      { id: 'p1a', name: 'x', data: { n: 11 }, priority: 1 },
+      { id: 'none', name: 'x', data: { n: 99 } },
+      { id: 'p1b', name: 'x', data: { n: 12 }, priority: 1 },
+    ]);
+    release();
+    await waitUntil(() => ran.length === 5, 10_000);
+    expect(ran).toStrictEqual([0, 99, 11, 12, 3]);
+  });
+
   it('keeps no more completed jobs than JOBS_KEEP_COMPLETED_COUNT', async () => {
     const { queue, inspect } = queueWith(async (data) => data.n);
     for (let n = 0; n < 6; n++) await queue.add([{ id: `kept.${n}`, name: 'paced', data: { n } }]);
@@ -124,6 +150,31 @@ describe('the in-process queue', () => {
     expect(ran.sort()).toStrictEqual([0, 1, 2, 3, 4]);
     expect(most).toBe(2);
     expect(await queue.counts()).toStrictEqual({ waiting: 0, active: 0, delayed: 0, completed: 5, failed: 0 });
+    await queue.close();
+  });
+
+  it('runs waiting jobs by priority, those without one first, as BullMQ does', async () => {
+    const ran: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const queue = createInProcessQueue<Data, void>(
+      'events',
+      async ({ n }) => {
+        ran.push(n);
+        if (n === 0) await held;
+      },
+      { concurrency: 1, capacity: 10, log },
+    );
+    await queue.add([{ id: 'first', name: 'x', data: { n: 0 } }]);
+    await queue.add([
+      { id: 'p3', name: 'x', data: { n: 3 }, priority: 3 },
+      { id: 'p1a', name: 'x', data: { n: 11 }, priority: 1 },
+      { id: 'none', name: 'x', data: { n: 99 } },
+      { id: 'p1b', name: 'x', data: { n: 12 }, priority: 1 },
+    ]);
+    release();
+    await waitUntil(() => ran.length === 5, 5_000);
+    expect(ran).toStrictEqual([0, 99, 11, 12, 3]);
     await queue.close();
   });
 });

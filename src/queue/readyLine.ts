@@ -1,7 +1,8 @@
 /**
- * The line's ready entries in order: by rank (lower first), first in first out within one.
- * A binary heap on (rank, arrival), so a burst of one account's jobs costs each of them log n,
- * and a job of another account still goes to the front at once.
+ * Items in order: by rank (lower first), first in first out within one: the in-process queue's
+ * waiting jobs and the delivery line's ready entries. A binary heap on (rank, arrival), so a
+ * burst of one account's items costs each of them log n, and another account's still goes to
+ * the front at once.
  */
 export function createReadyLine<Item>() {
   const heap: { item: Item; rank: number; seq: number }[] = [];
@@ -16,6 +17,10 @@ export function createReadyLine<Item>() {
     push(item: Item, rank: number) {
       heap.push({ item, rank, seq: arrivals++ });
       for (let i = heap.length - 1; i > 0 && before(i, (i - 1) >> 1); i = (i - 1) >> 1) swap(i, (i - 1) >> 1);
+    },
+    /** Drops every item. */
+    clear() {
+      heap.length = 0;
     },
     /** The item to run next, or undefined when none is ready. */
     shift(): Item | undefined {
