@@ -102,7 +102,7 @@ export const configSchema = z.object({
     .min(1)
     .regex(/^[^{}]+$/, 'must not contain { or }: the service wraps it in a hash tag itself')
     .default('contact-hooks')
-    .meta(setting('redis', 'Prefix of every Redis key and channel, so deployments (or test runs) can share one Redis or cluster; no `{` or `}`.')),
+    .meta(setting('redis', 'Prefix of every Redis key, so deployments (or test runs) can share one Redis or cluster; no `{` or `}`.')),
   WORKER_LOCK_MS: z.coerce
     .number()
     .int()

@@ -4,10 +4,10 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layers of README's Architecture section, and what each may import: every import points
+ * The layers of docs/architecture.md, and what each may import: every import points
  * down. `main` wires processes and `cli` is the CLI's process (it opens the store as main does);
  * `api` translates HTTP to services (and shows the queues in Bull Board); `services` use domain
- * rules, storage and the new-events signal; `workers` deliver from the queue into storage;
+ * rules, storage and the `events` queue; `workers` deliver from the queues into storage;
  * `storage` is SQL on domain types; `queue` is transport; `config` is parsed once and reads
  * domain rules (the secrets key's shape); `domain` and `observability` import nothing of the app.
  */

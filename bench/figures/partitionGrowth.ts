@@ -118,7 +118,7 @@ async function measureSize(series: Series, size: number, index: number): Promise
   const session: CostSession = { ctx, admin, traced, costs: newCosts() };
   const ticksBefore = machineTicks();
   await measureClaimAndRecord(session, claimIds);
-  // The relay reads the days since DELIVERY_MAX_WAIT before now (src/workers/outboxRelay.ts); here "now" is in the newest day.
+  // The relay reads the days since DELIVERY_MAX_WAIT before now (src/workers/relay.ts); here "now" is in the newest day.
   await measureRelayScan(session, reps.relayCalls, newest - SERVICE_DEFAULTS.DELIVERY_MAX_WAIT);
   const middleDay = growth.days[Math.floor(growth.days.length / 2)]!;
   await measurePages(session, reps.pages, { hookId: hooks.fillerHook, accountId: FILLER, middleDay });

@@ -17,8 +17,8 @@ export function normalisePhone(raw: string, defaultCountry: string): string | un
 export const isBlank = (value: string | undefined | null): boolean => value === undefined || value === null || value.trim() === '';
 
 /*
- * Most integrations send E.164 already, and the library's parse of it is most of an upsert's CPU
- * in the web process (17% of its profile in figure 1): for a calling code that several countries
+ * Most integrations send E.164 already, and the library's parse of it is a large part of an
+ * upsert's CPU in the web process: for a calling code that several countries
  * share (+1 has 25), the library tries each country's number-type patterns until one matches, to
  * name the country. We never need the country, only the E.164 form and whether it is possible,
  * and for most numbers neither depends on which country it is. `e164Possible` answers those

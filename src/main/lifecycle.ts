@@ -8,9 +8,8 @@ const LOG_FLUSH_MS = 100;
 /**
  * JSON logs; anything that could hold a key is redacted even if a future log line includes it.
  * Lines are buffered and written 4 KiB or 100 ms at a time, not one write each: a busy process
- * logs a line per request and per delivery, and a write per line was a tenth of its CPU. What is
- * buffered is written before the process exits, and at most 100 ms of lines are lost with a
- * crash.
+ * logs a line per request and per delivery, and a write per line costs it a visible share of its
+ * CPU. What is buffered is written before the process exits; a crash loses at most 100 ms of lines.
  */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, role: string) {
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });

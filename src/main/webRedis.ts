@@ -8,7 +8,7 @@ import { connectRedis, type RedisTarget } from '../queue/redisConnection.js';
 /**
  * What the web process has on Redis (REDIS_URL or REDIS_CLUSTER_NODES): the `events` queue it adds
  * fired events to, Bull Board, and the shared rate-limit count. Loaded only then: BullMQ and Bull
- * Board hold about 20 MiB that the embedded default has no use for.
+ * Board take memory that the embedded default has no use for.
  */
 export function connectWebToRedis(config: Config, target: RedisTarget, log: Logger) {
   const redis = { target, prefix: config.QUEUE_PREFIX };

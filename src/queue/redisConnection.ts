@@ -3,7 +3,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 /** Where Redis is: one server, or some nodes of a cluster (src/config.ts reads it from the environment). */
 export type RedisTarget = { url: string } | { clusterNodes: Array<{ host: string; port: number }> };
 
-/** Where a process's queues, pacer and signals live in Redis: the server or cluster, and the key prefix. */
+/** Where a process's queues, pacer and rate limit live in Redis: the server or cluster, and the key prefix. */
 export interface RedisSettings {
   target: RedisTarget;
   prefix: string;

@@ -32,7 +32,7 @@ export interface Database extends Sql {
    * The same database, with each statement planned once for every value of its parameters
    * (PostgreSQL's generic plan) rather than anew on each call. For the delivery engine's batched
    * writes: PostgreSQL re-plans them on every call, since over day partitions a plan made for the
-   * values looks cheaper, and making it took longer (1.0–1.4 ms) than running it. Never for a
+   * values looks cheaper, and making it takes longer than running it. Never for a
    * statement with `LIMIT $n`: a generic plan does not know n, and plans for a tenth of the table.
    */
   genericPlans(): Database;

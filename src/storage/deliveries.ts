@@ -41,20 +41,18 @@ const inRange = (column: string, from: string, to: string) => `${column} >= ${fr
  * `locked_deliveries`: the deliveries among `ids` (in the range) that match `condition` once
  * locked, locked in id order before a statement writes them. Every statement that writes a batch
  * of deliveries locks them so, and two batches sharing deliveries then wait for each other rather
- * than deadlock: a plain UPDATE locks rows in whatever order its plan reads them, and a claim and
- * an outcome write of two workers deadlocked that way under load (PostgreSQL breaks it after a
- * second and the claim is retried: deliveries were late, never doubled).
+ * than deadlock: a plain UPDATE locks rows in whatever order its plan reads them, and two
+ * workers' claim and outcome writes can deadlock that way.
  * The rows are found by their key alone and `condition` (on status, claim_token) is checked on
  * what was locked, the rows as they are now, so no other statement can change it before this one
  * commits; the statement then writes them by their key (`d.id = l.id AND d.queued_at =
- * l.queued_at`) without asking for their status again. Asked of the table, the status let the
- * planner read the partial indexes on it (`deliveries_sending`, `deliveries_overdue`), whose every
- * row ever sent stays until a vacuum: 25,000 entries read per statement in a bench run, 0.7 ms.
+ * l.queued_at`) without asking for their status again. Asked of the table, the status would let
+ * the planner read the partial indexes on it (`deliveries_sending`, `deliveries_overdue`), which
+ * keep an entry for every row sent until a vacuum.
  * The locked rows carry their event and hook, so a claim finds each event by its key from the
- * delivery: joined through the table, the planner found events by time (`created_at` equal to
- * the delivery's) and then each delivery among all of that moment's. On PGlite, whose clock
- * stamps tens of events with the same millisecond, a claim of 17 deliveries read 612 events and
- * 22,000 index entries (24 ms of execution; 2 ms now).
+ * delivery: joined through the table, the planner finds events by time (`created_at` equal to
+ * the delivery's), then each delivery among all of that moment's, and PGlite's clock stamps many
+ * events with the same millisecond.
  */
 const LOCKED_IN_ID_ORDER = (ids: string, from: string, to: string, condition: string) => `locked_rows AS MATERIALIZED (
            SELECT id, queued_at, event_id, hook_id, status, claim_token FROM deliveries d WHERE d.id = ANY(${ids}::uuid[]) AND ${inRange('d.queued_at', from, to)}
@@ -150,8 +148,8 @@ export function deliveryQueries(db: Database) {
     async record(outcomes: (DeliveryOutcome & { deliveryId: string })[], rule: HookDisableRule): Promise<DisabledHook[]> {
       // Locked in id order before anything is written (LOCKED_IN_ID_ORDER), however long the
       // health part below then holds the locks. Each delivery's outcome is read from the arrays at
-      // its id's place: joined with unnest() of them, the generic plan on a large table ran the
-      // unnest again for each delivery (a nested loop, 50 × 50 rows; 0.6 ms of 2.5 at 500k rows).
+      // its id's place: joined with unnest() of them, the generic plan on a large table runs the
+      // unnest again for each delivery (a nested loop).
       const { rows } = await batchWrites.query<DisabledHook>(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$8', '$9', "d.status = 'sending'")},
          done AS (
@@ -259,7 +257,7 @@ export function deliveryQueries(db: Database) {
         // A delivery's event type is its hook's: fan-out makes deliveries only for the hooks of
         // the event's type, a hook's type never changes, and its row stays while deliveries
         // point at it. Read from the hook, the page's plan takes in one small table, not every
-        // day partition of events: 0.1 ms of planning where the events lookup took 0.5.
+        // day partition of events, which made planning most of the page's cost.
         `SELECT d.id, d.hook_id, d.event_id, h.event_type AS event, d.status, d.response_status, d.error, d.duration_ms, d.queued_at, d.attempted_at,
            to_char(d.queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
          FROM deliveries d JOIN hooks h ON h.id = d.hook_id

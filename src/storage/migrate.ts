@@ -5,8 +5,8 @@ import { partitionQueries } from './partitions.js';
 // Any constant works; it only has to be the same in every process that migrates.
 const MIGRATION_LOCK = 7_340_112;
 /**
- * A migration may rebuild the indexes of a large table (migration 7: 1.4 s per million rows):
- * minutes, not the 10 s a request's query is given.
+ * A migration may rebuild the indexes of a large table (migration 7): minutes, not the 10 s a
+ * request's query is given.
  */
 const MIGRATION_TIMEOUT_MS = 60 * 60_000;
 /** The migration that partitions deliveries and events by day. */

@@ -58,7 +58,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         PRIMARY KEY (account_id, conversation_id)
       );
 
-      -- Every fired event, written in the transaction of its cause: the outbox the relay drains.
+      -- Every fired event, written in the transaction of its cause (its outbox row: migration 9).
       CREATE TABLE events (
         id uuid PRIMARY KEY,
         account_id text NOT NULL,
@@ -263,10 +263,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     version: 8,
     name: 'deliveries found by their key',
     // A delivery is looked up by its key, (id, queued_at), and every delivery of an event has the
-    // event's time as queued_at. Given an index on queued_at alone, the planner looked deliveries
-    // up by time and then each among all of that moment's: a claim of 50 deliveries of an event
-    // sent to 1,000 subscriptions read 50,000 rows, not 50 (PostgreSQL chose it at 10M rows, and
-    // on both engines without statistics). Retention drops whole days; pruning row by row (a
+    // event's time as queued_at. Given an index on queued_at alone, the planner looks deliveries
+    // up by time and then each among all of that moment's, so a claim of an event sent to many
+    // subscriptions reads every one of its deliveries. Retention drops whole days; pruning row by row (a
     // retention under a day) reads the newest day or two without it. One index fewer to write
     // per delivery, too.
     sql: `DROP INDEX deliveries_by_age;`,

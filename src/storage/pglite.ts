@@ -10,7 +10,7 @@ import { preparedQueries } from './pglitePrepared.js';
  * PGlite's own settings, for a process that must fit a small box. PostgreSQL's default 128 MB of
  * shared buffers would all be resident in the WebAssembly heap; 8 MB hold the hot pages of this
  * schema (one process, one connection: the outbox's and the engine's indexes), and the operating
- * system's page cache holds the rest (measured: no slower than 16 MB on the bench's upserts).
+ * system's page cache holds the rest: twice as many made upserts no faster.
  */
 const PGLITE_SETTINGS = ['shared_buffers=8MB'];
 
@@ -26,7 +26,7 @@ type Line = 'first' | 'rest';
  * loop (timers and sockets are served between two), and the urgent line goes first. Only claims
  * are urgent: they are group commits, one at a time, so they cannot crowd the rest out. Fan-out
  * and outcomes wait their turn like the API's statements: putting them first too made their
- * batches smaller and cost a quarter of the embedded throughput (measured).
+ * batches smaller and the embedded mode slower.
  */
 function createTurns() {
   const waiting: Record<Line, (() => void)[]> = { first: [], rest: [] };
@@ -47,8 +47,8 @@ function createTurns() {
  * PGlite is one connection in this process (see createTurns). A new `dataDir` starts as a copy
  * of the blank cluster (blankCluster.ts); with `dataDir` absent it lives in memory (tests). V8
  * compiles PGlite's WebAssembly once, with its baseline compiler only: the optimised second
- * compilation would keep about 40 MiB more code resident, for queries whose time
- * goes to PostgreSQL's own work either way (measured in `npm run bench`).
+ * compilation would keep tens of MiB more code resident, for queries whose time goes to
+ * PostgreSQL's own work either way.
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   v8.setFlagsFromString('--liftoff-only');

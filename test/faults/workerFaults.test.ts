@@ -14,10 +14,9 @@ import { describeEachRedisShape } from '../support/redisShapes.js';
  * Between a claim and its POST reaching the target: the claim's lead (a claim is taken that far
  * ahead of its departure: as long as claims take lately, tens of ms, more on a loaded host), its
  * commit's way back, and the request's way out; the worker is killed once its connections are
- * open, so no handshake adds to it. 50 ms was too short once in a CI run (one claim older than
- * that, never received). Seen here: 4 to 30 ms. A delivery that held its claim while the gate's
- * departure came (up to SOON_MS, 250 ms, and its lead) left claims 24 to 175 ms old unsent, more
- * than 100 ms in half of four runs; one that held it while waiting for its place, seconds.
+ * open, so no handshake adds to it: tens of ms on a busy host. A delivery that held its claim
+ * while the gate's departure came (up to SOON_MS, 250 ms, and its lead) would leave older claims
+ * unsent, and one that held it while waiting for its place, seconds: this window tells them apart.
  */
 const SENDING_WINDOW_MS = 100;
 

@@ -73,8 +73,8 @@ describe.each(engines())('maintenance on %s', (engine) => {
   }
   const disableRule = { afterMs: HOUR, minFailures: 1_000 };
   // No table is ever due a VACUUM here. Whether one is depends on the dead rows PGlite's
-  // statistics hold at that moment, which this test does not control (a CI run on Node 26 found
-  // one due); vacuum.test.ts is where that step is tested.
+  // statistics hold at that moment, which this test does not control; vacuum.test.ts is where
+  // that step is tested.
   const vacuum = { deadRows: 1e12, deadFraction: 1, freezeAge: 2 ** 31 - 1 };
   const pass = async () =>
     (await runMaintenancePass(store, { retentionMs: RETENTION_MS, stuckAfterMs: HOUR, maxWaitMs: 1_000 * HOUR, disableRule, batch: 2, pauseMs: 0, vacuum })).changed;
