@@ -93,7 +93,7 @@ export async function deliveryThroughput(
       measured: `${fmt(engine.perSecond)} deliveries/s`,
       reference: referenceOf(minimum),
       ratio: engine.perSecond / minimum,
-      goal: { atLeast: 0.6 },
+      goal: { atLeast: 0.8 },
     });
   const minimumOfAll = median([...one.rounds, ...two.rounds].map((round) => round.minimum));
   return {

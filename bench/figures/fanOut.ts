@@ -56,6 +56,7 @@ export async function fanOut(ctx: BenchContext, stack: PostgresStack): Promise<F
         reference: `${fmt(rawMs)} ms for ${fmt(FANOUT_HOOKS)} raw POSTs, ${concurrency} in flight`,
         ratio: last / rawMs,
         digits: 1,
+        goalText: { text: '< 500 ms', met: last < 500 },
       }),
     ],
     notes: [

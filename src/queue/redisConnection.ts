@@ -42,12 +42,6 @@ export function connectRedis(target: RedisTarget, role: RedisRole, extra: { auto
 }
 
 /**
- * Every server of the client: the cluster's nodes (masters and replicas), or the one server.
- * For what a single server answers only for itself, such as PUBSUB NUMSUB.
- */
-export const serversOf = (client: RedisClient): Redis[] => (client instanceof Cluster ? client.nodes('all') : [client]);
-
-/**
  * BullMQ's prefix: QUEUE_PREFIX as a hash tag, so every key of a queue (BullMQ's scripts take
  * several) sits in one slot of a cluster, the same on a single server. The pacer's and the rate
  * limit's keys keep QUEUE_PREFIX bare, so they spread over the cluster by their own tags.
