@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createClaimLead, heldToDepartureTimes, LATE_DEPARTURE_MS, startOffsetMs, tellsStart, type GrantedDeparture } from '../domain/pacing.js';
 import { isThrottled, retryAfterMs } from '../domain/throttling.js';
-import { createTurnCounter } from '../domain/turns.js';
+import type { createTurnCounter } from '../domain/turns.js';
 import { DELIVERY_USER_AGENT, reportOf, type Delivery, type DeliveryReport } from '../domain/delivery.js';
 import { openSecret } from '../domain/secretBox.js';
 import { signatureHeaders } from '../domain/signature.js';
@@ -32,6 +32,8 @@ export interface DelivererDeps {
   stopping: AbortSignal;
   /** When recording outcomes disables a hook (HOOK_DISABLE_AFTER, HOOK_DISABLE_MIN_FAILURES). */
   disableRule: HookDisableRule;
+  /** The process's turns between accounts (src/domain/turns.ts), shared with the line's newcomers. */
+  turnOf: ReturnType<typeof createTurnCounter>;
 }
 
 /**
@@ -86,9 +88,8 @@ const done = (report: DeliveryReport | Promise<DeliveryReport>): LineStep<Delive
  * 503 is recorded as failed, never retried, and holds the target for its Retry-After.
  */
 export function createDeliverer(deps: DelivererDeps) {
-  const { store, pacer, poster, settings, metrics, log, secretsKey, stopping } = deps;
+  const { store, pacer, poster, settings, metrics, log, secretsKey, stopping, turnOf } = deps;
   const writes = createDeliveryWrites(store, deps.parking, log, stopping, { rule: deps.disableRule, metrics });
-  const turnOf = createTurnCounter();
   const recording = new Set<Promise<unknown>>();
   const claimLead = createClaimLead();
 

@@ -47,7 +47,8 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
   });
   const stopping = new AbortController();
   const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
-  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, parking, stopping: stopping.signal, disableRule: hookDisableRule(config) });
+  const turnOf = createTurnCounter();
+  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, parking, stopping: stopping.signal, disableRule: hookDisableRule(config), turnOf });
   const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
   const inFlight = createInFlightLimits(
     {
@@ -65,7 +66,6 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
     closedOutcome: (delivery) => reportOf(delivery, 'queued'),
     log,
   });
-  const turnOf = createTurnCounter();
   /** Puts a delivery in line, at its turn among its account's due in the same second, from `dueAt`. */
   const deliver = (delivery: Delivery, dueAt?: number) => {
     const now = Date.now();

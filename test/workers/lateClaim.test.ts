@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATE_DEPARTURE_MS, NEW_CONNECTION_ALLOWANCE_MS } from '../../src/domain/pacing.js';
 import { MAX_PER_SECOND_RANGE } from '../../src/domain/hooks.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { createTurnCounter } from '../../src/domain/turns.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { createLocalPacer, type GateRequest, type Pacer } from '../../src/workers/pacer.js';
 import { createRedisPacer } from '../../src/workers/redisPacer.js';
@@ -91,6 +92,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       parking: { queue: collectingQueue<DeliveryJobData>().queue, keepsDelayedJobs: true },
       stopping: new AbortController().signal,
       disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
+      turnOf: createTurnCounter(),
     });
     return { jobs, deliverer, metrics };
   }

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
+import { createTurnCounter } from '../../src/domain/turns.js';
 import { createDeliverer } from '../../src/workers/deliver.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 import { createPoster, type Poster } from '../../src/workers/poster.js';
@@ -73,6 +74,7 @@ describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (e
       parking: { queue: collectingQueue<DeliveryJobData>().queue, keepsDelayedJobs: true },
       stopping: new AbortController().signal,
       disableRule: { afterMs: 86_400_000, minFailures: 1_000_000 },
+      turnOf: createTurnCounter(),
     });
   }
 
