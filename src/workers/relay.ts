@@ -14,11 +14,22 @@ const PAGE_SIZE = 500;
  */
 const CLOCK_SLACK_MS = 10 * 60_000;
 
+/**
+ * The relay tops a queue up to this many waiting jobs, and adds nothing to one that has as many:
+ * what it takes is leased for RELAY_GRACE_MS only, and a backlog it added all at once would
+ * outlast its lease and be taken, and added, again and again.
+ */
+const TOP_UP_TO = 5_000;
+
 /** The queues the relay adds to; a queue with `room` (the embedded one) is given no more than that. */
 export interface RelayQueues {
   events: JobQueue<FiredEvent> & { room?(): number };
   deliveries: JobQueue<DeliveryJobData> & { room?(): number };
 }
+
+/** How many jobs `queue` should be given now: its own room, or what tops it up to TOP_UP_TO waiting. */
+const roomIn = async (queue: RelayQueues[keyof RelayQueues]) =>
+  Math.min(queue.room?.() ?? TOP_UP_TO, Math.max(0, TOP_UP_TO - (await queue.counts()).waiting));
 
 /**
  * The database is the record; the queues only carry work. This adds again, once a second, what
@@ -26,15 +37,16 @@ export interface RelayQueues {
  * never added, Redis away, or Redis lost it; a kept failed job runs again), and queued deliveries
  * past theirs (the process that fanned them out or parked them died, or Redis lost the parked
  * job). Each is taken for RELAY_GRACE_MS, so no other relay takes it meanwhile. Adding work twice
- * is safe: a fan-out happens once, and a delivery's claim allows it one POST. Only deliveries that
- * may still be sent (DELIVERY_MAX_WAIT) are looked for; maintenance expires older ones.
+ * is safe: a fan-out happens once, and a delivery's claim allows it one POST. A queue already
+ * holding TOP_UP_TO waiting jobs gets none until it drains. Only deliveries that may still be
+ * sent (DELIVERY_MAX_WAIT) are looked for; maintenance expires older ones.
  */
 export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWaitMs: number) {
-  const pageOf = (queue: { room?(): number }) => Math.min(PAGE_SIZE, queue.room?.() ?? PAGE_SIZE);
+  const pageOf = async (queue: RelayQueues[keyof RelayQueues]) => Math.min(PAGE_SIZE, await roomIn(queue));
 
   async function relayEvents() {
     let relayed = 0;
-    for (let page = pageOf(queues.events); page > 0; page = pageOf(queues.events)) {
+    for (let page = await pageOf(queues.events); page > 0; page = await pageOf(queues.events)) {
       const events = await store.events.takeOverdue(page, RELAY_GRACE_MS);
       await queues.events.add(events.map((event) => ({ id: event.event_id, name: event.event, data: event })), { again: true });
       relayed += events.length;
@@ -45,7 +57,7 @@ export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWa
 
   async function relayDeliveries() {
     let relayed = 0;
-    for (let page = pageOf(queues.deliveries); page > 0; page = pageOf(queues.deliveries)) {
+    for (let page = await pageOf(queues.deliveries); page > 0; page = await pageOf(queues.deliveries)) {
       const now = Date.now();
       const deliveries = await store.deliveries.takeOverdue(page, RELAY_GRACE_MS, now - maxWaitMs - CLOCK_SLACK_MS);
       await queues.deliveries.add(

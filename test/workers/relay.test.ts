@@ -66,6 +66,37 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     expect(await t.store.events.takeOverdue(10, 5_000)).toStrictEqual([]);
   });
 
+  it('adds nothing to a queue already holding 5,000 waiting jobs, and tops it up once it drains', async () => {
+    const accountId = 'relay-top-up';
+    await subscribedAccount(t.store, accountId);
+    const overdue = await recordEvents(t.db, accountId, 20, { at: new Date(Date.now() - 60_000) });
+    const added: FiredEvent[] = [];
+    // Jobs waiting besides those the relay adds, which wait too until the test says they ran.
+    let others = 5_000;
+    let ran = 0;
+    const full = {
+      ...collectingQueue<FiredEvent>().queue,
+      add: async (jobs: { data: FiredEvent }[]) => void added.push(...jobs.map((job) => job.data)),
+      counts: async () => ({ waiting: others + added.length - ran, active: 0, delayed: 0, completed: 0, failed: 0 }),
+    };
+    const relay = startRelay(t.store, { events: full, deliveries: collectingQueue<DeliveryJobData>().queue }, log, DAY);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(added).toStrictEqual([]);
+      // Others' leftovers in this database are overdue too: the oldest, this test's, go first.
+      others = 4_990;
+      await waitUntil(() => added.length === 10, 5_000);
+      expect(added.every((event) => overdue.includes(event.event_id))).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(added.length).toBe(10); // only what tops it up, while it stays that full
+      ran = added.length;
+      others = 0;
+      await waitUntil(() => overdue.every((id) => added.some((event) => event.event_id === id)), 8_000);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it('fans an event out once however often its job runs: a second run gets the deliveries the first made, as they stand', async () => {
     const accountId = 'fan-out-once';
     const hookId = await subscribedAccount(t.store, accountId);
