@@ -38,7 +38,8 @@ export function connectRedis(target: RedisTarget, role: RedisRole, extra: { auto
     // its per-node connections always queue while they connect (ioredis sets that itself).
     return new Cluster(target.clusterNodes, { redisOptions: options, enableOfflineQueue: options.enableOfflineQueue ?? true, enableAutoPipelining });
   }
-  return new Redis({ ...redisOptions(target.url), ...options, enableAutoPipelining });
+  // ioredis reads the URL itself: host (IPv6 in brackets too), port, credentials, db, rediss:// as TLS.
+  return new Redis(target.url, { ...options, enableAutoPipelining });
 }
 
 /**
@@ -47,15 +48,3 @@ export function connectRedis(target: RedisTarget, role: RedisRole, extra: { auto
  * limit's keys keep QUEUE_PREFIX bare, so they spread over the cluster by their own tags.
  */
 export const bullPrefix = (prefix: string) => `{${prefix}}`;
-
-function redisOptions(url: string): RedisOptions {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(parsed.port || 6379),
-    username: decodeURIComponent(parsed.username) || undefined,
-    password: decodeURIComponent(parsed.password) || undefined,
-    db: Number(parsed.pathname.slice(1) || 0),
-    tls: parsed.protocol === 'rediss:' ? {} : undefined,
-  };
-}
