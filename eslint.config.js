@@ -24,9 +24,9 @@ export default defineConfig(
     },
   },
   {
-    // A test reads JSON answers (light-my-request's and fetch's json() are `any`) and its expect() checks their shape;
-    // typing each answer would restate the API's schemas in every test. The test support files keep the rules.
-    files: ['test/**/*.test.ts', 'integrations/zapier/test/**/*.test.ts'],
+    // Tests and their helpers read JSON answers (light-my-request's and fetch's json() are `any`) and expect() checks
+    // their shape; typing each answer would restate the API's schemas in every test.
+    files: ['test/**/*.ts', 'integrations/zapier/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
