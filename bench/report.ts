@@ -55,7 +55,7 @@ export function renderReport(results: BenchResults, settings: BenchSettings): st
         row.figure,
         fmt(row.ops),
         `${fmt(row.utilisation * 100)}%`,
-        ...CPU_COLUMNS.map((group) => (row.perOpMs[group] === undefined ? '' : fmt(row.perOpMs[group]!, 3))),
+        ...CPU_COLUMNS.map((group) => (row.perOpMs[group] === undefined ? '' : fmt(row.perOpMs[group], 3))),
         fmt(CPU_COLUMNS.reduce((sum, group) => sum + (row.perOpMs[group] ?? 0), 0), 3),
         fmt(row.perOpMs.other ?? 0, 3),
       ]),

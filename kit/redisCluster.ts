@@ -25,7 +25,7 @@ function startMaster(master: Master) {
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   master.child = child;
   // A redis-server that could not start (none on PATH) reports an error and may never report an exit.
   master.exited = new Promise((resolve) => {

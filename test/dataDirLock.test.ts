@@ -35,10 +35,10 @@ async function childProcess(script: string) {
   });
   children.add(child);
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => output.includes('ready') && resolve());
+    child.stdout.on('data', () => output.includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`child exited (${code}) before it was ready:\n${output}`)));
   });
   return { child, pid: child.pid!, output: () => output };
@@ -188,7 +188,7 @@ describe('acquireDataDirLock across processes', () => {
     );
     children.add(refused);
     let output = '';
-    refused.stdout!.on('data', (chunk) => (output += chunk));
+    refused.stdout.on('data', (chunk) => (output += chunk));
     await exited(refused);
     expect(output.trim()).toBe(`busy ${process.pid}`);
     expect(JSON.parse(readFileSync(lockFile(dir), 'utf8'))).toEqual({ pid: process.pid });

@@ -34,7 +34,7 @@ describe('the committed lock', () => {
   });
 
   it.each(lockedPackages().map((dir) => [relative(root, dir) || '.', dir]))('installs with npm ci in %s', async (_name, dir) => {
-    const { code, output } = await npmCiDryRun(dir!);
+    const { code, output } = await npmCiDryRun(dir);
     expect(output).not.toMatch(/in sync|Missing:|Invalid:/);
     expect(code).toBe(0);
   });

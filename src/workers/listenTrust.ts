@@ -16,7 +16,7 @@ export function trustListenCertificates(options: buildConnector.BuildOptions, tr
   return (connectOptions, callback) =>
     connect(connectOptions, (error, socket) => {
       if (error) return callback(error, null);
-      if (!(socket instanceof TLSSocket) || socket.authorized) return callback(null, socket!);
+      if (!(socket instanceof TLSSocket) || socket.authorized) return callback(null, socket);
       let pinned: boolean;
       try {
         pinned = trusted().has(socket.getPeerCertificate().fingerprint256);

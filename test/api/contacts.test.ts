@@ -40,7 +40,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
   const newContactEvents = async (auth: Record<string, string>) => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v1/events?event=new_contact&limit=100', headers: auth });
     expect(response.statusCode).toBe(200);
-    return (response.json() as { events: Array<{ id: string; event: string; data: Record<string, unknown> }> }).events;
+    return response.json<{ events: Array<{ id: string; event: string; data: Record<string, unknown> }> }>().events;
   };
 
   const contactRows = (accountId: string) => count(t.db, 'contacts WHERE account_id = $1', [accountId]);

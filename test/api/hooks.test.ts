@@ -21,7 +21,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
       list: async () => {
         const response = await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: key.auth });
         expect(response.statusCode).toBe(200);
-        return (response.json() as { hooks: Array<{ id: string; event_type: string; target_url: string; max_per_second: number | null; created_at: string }> })
+        return response.json<{ hooks: Array<{ id: string; event_type: string; target_url: string; max_per_second: number | null; created_at: string }> }>()
           .hooks;
       },
       unsubscribe: (id: string) => t.app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: key.auth }),

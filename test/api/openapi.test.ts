@@ -167,7 +167,7 @@ describe('the OpenAPI documents', () => {
           if (!match) return [];
           const depth = match[1]!.length / 4 - 1;
           parents[depth] = (depth > 0 ? parents[depth - 1]! : '') + match[2]!;
-          return match[3]!.split(', ').includes('GET') ? [parents[depth]!] : [];
+          return match[3]!.split(', ').includes('GET') ? [parents[depth]] : [];
         });
     };
     const documentRoutes = (app: FastifyInstance) =>

@@ -35,7 +35,7 @@ describe.each(engines())('portal pages on %s', (engine) => {
   });
 
   it('a hook page charts a week of outcomes, and filters its log by status, event type and time, paged by cursor', async () => {
-    const outcomes = Array.from({ length: 7 }, (_, i) => (i % 2 === 0 ? 'failed' : 'delivered') as 'failed' | 'delivered');
+    const outcomes = Array.from({ length: 7 }, (_, i) => (i % 2 === 0 ? 'failed' : 'delivered'));
     const { accountId, hookId, deliveryIds } = await seededAccount(t.store, outcomes);
     // Six days ago, kept by retention (8 days), drawn in the week's chart but not in the 24 hours'.
     await t.db.query(`INSERT INTO hook_outcome_hours (hook_id, hour, status, count) VALUES ($1, date_trunc('hour', now()) - interval '6 days', 'unknown', 9),

@@ -35,7 +35,7 @@ describe.each(engines())('signing secrets at rest on %s', (engine) => {
   const subscribe = async (app: FastifyInstance, auth: Record<string, string>) => {
     const response = await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
     expect(response.statusCode).toBe(201);
-    return response.json() as { id: string; secret: string };
+    return response.json<{ id: string; secret: string }>();
   };
   const stored = async (id: string) => (await db.query<{ secret: string }>('SELECT secret FROM hooks WHERE id = $1', [id])).rows[0]!.secret;
 

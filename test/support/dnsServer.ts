@@ -1,5 +1,4 @@
 import { createSocket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
 
 export interface DnsRecord {
   /** IPv4 address answered for A queries; AAAA queries get no answer (NOERROR, empty). */
@@ -47,7 +46,7 @@ export async function startDnsServer(records: Record<string, DnsRecord>) {
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {
-    server: `127.0.0.1:${(socket.address() as AddressInfo).port}`,
+    server: `127.0.0.1:${socket.address().port}`,
     queries: (name: string) => queries.get(name) ?? 0,
     close: () => {
       for (const timer of timers) clearTimeout(timer);

@@ -95,7 +95,7 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export async function getContact(app: FastifyInstance, accountId: string, contactId: string) {
   const response = await app.inject({ method: 'GET', url: `/internal/v1/accounts/${accountId}/contacts/${contactId}`, headers: internalAuth });
   expect(response.statusCode).toBe(200);
-  return response.json() as { contact_id: string; phone: string; name: string | null; email: string | null; source: string; owner_fields: string[] };
+  return response.json<{ contact_id: string; phone: string; name: string | null; email: string | null; source: string; owner_fields: string[] }>();
 }
 
 export async function ownerEdit(app: FastifyInstance, accountId: string, contactId: string, edit: Record<string, unknown>) {

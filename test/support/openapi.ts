@@ -18,7 +18,7 @@ export const dereferenced = (document: Document) => dereference(structuredClone(
 /** Each operation of a paths (or webhooks) map, with its path and method. */
 export function operationsOf(paths: Record<string, OpenAPIV3_1.PathItemObject | undefined> | undefined) {
   return Object.entries(paths ?? {}).flatMap(([path, item]) =>
-    METHODS.filter((method) => item?.[method]).map((method) => ({ path, method, operation: item![method]! as Operation })),
+    METHODS.filter((method) => item?.[method]).map((method) => ({ path, method, operation: item![method]! })),
   );
 }
 

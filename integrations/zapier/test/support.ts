@@ -35,7 +35,7 @@ export const app = require('../index.js') as ContactHooksApp;
 
 /** zapier-platform-core's own tester: runs an operation as Zapier would, with the app's middleware. */
 const appTester = createAppTester(app);
-export const run = (operation: Operation, bundle: Record<string, unknown>) => appTester(operation as never, bundle as never) as Promise<unknown>;
+export const run = (operation: Operation, bundle: Record<string, unknown>) => appTester<unknown, never>(operation as never, bundle as never);
 
 /** The fields of a `z.errors.Error` (its message is JSON: {message, code, status}). */
 export function appError(error: unknown) {

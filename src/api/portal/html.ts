@@ -22,7 +22,7 @@ const render = (part: Part): string => {
 };
 
 export const html = (strings: TemplateStringsArray, ...values: Part[]) =>
-  new Html(strings.reduce((out, string, i) => out + string + (i < values.length ? render(values[i]!) : ''), ''));
+  new Html(strings.reduce((out, string, i) => out + string + (i < values.length ? render(values[i]) : ''), ''));
 
 /** Markup made here, trusted as it is (an SVG drawn by the server). */
 export const raw = (text: string) => new Html(text);
