@@ -123,7 +123,7 @@ async function startWeb(platform: Platform, env: Record<string, string>) {
 const TOKEN = 'deploy-commands-internal-token-0123';
 const json = async (url: string, method: string, authorization: string, body?: unknown) => {
   const response = await fetch(url, { method, headers: { authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 const newKey = async (web: { url: string }) => (await json(`${web.url}/internal/v1/accounts/acme/keys`, 'POST', `Bearer ${TOKEN}`, {})).body.key as string;
 
@@ -187,7 +187,9 @@ describe.runIf(withPostgresAndRedis).each(['docker-compose.yml', 'Procfile'] as 
         expect(rows).toStrictEqual([{ status: 'delivered', response_status: 200 }]);
 
         let webStopped: Promise<{ code: number | NodeJS.Signals; leftBehind: boolean }> | undefined;
-        const status = await upsertAcrossSignal(web, key, '+1 415 555 0160', () => (webStopped = deploy(web)));
+        const status = await upsertAcrossSignal(web, key, '+1 415 555 0160', () => {
+          webStopped = deploy(web);
+        });
         expect(status).toBe(200);
         expect(await webStopped).toStrictEqual({ code: 0, leftBehind: false });
         expect((await db.query("SELECT name FROM contacts WHERE phone = '+14155550160'")).rows).toStrictEqual([{ name: 'In Flight' }]);
@@ -217,7 +219,7 @@ describe('Procfile run locally on the embedded default (no DATABASE_URL, no REDI
       // PGlite allows one process: the outcome is read back through the next start.
       const again = await startWeb('Procfile', env);
       const log = await json(`${again.url}/api/v1/hooks/${hookId}/deliveries`, 'GET', `Bearer ${key}`);
-      expect(log.body.deliveries.map((delivery: { status: string; response_status: number }) => [delivery.status, delivery.response_status])).toStrictEqual([['delivered', 200]]);
+      expect((log.body.deliveries as { status: string; response_status: number }[]).map((delivery) => [delivery.status, delivery.response_status])).toStrictEqual([['delivered', 200]]);
       expect(await deploy(again)).toStrictEqual({ code: 0, leftBehind: false });
     } finally {
       await receiver.close();

@@ -63,7 +63,7 @@ const api = (web: Web, key: string) => async (method: string, path: string, body
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
 const jsonLines = (text: string) =>
@@ -79,8 +79,8 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     const key = await newKey({ DATA_DIR });
     const listen = await startListen({ DATA_DIR }, ['--key', key, '--events', 'new_contact,missed_call', '--json']);
 
-    const { hooks } = (await api(web, key)('GET', '/hooks')).body;
-    expect(hooks.map((hook: { event_type: string; target_url: string }) => [hook.event_type, hook.target_url])).toStrictEqual([
+    const hooks = (await api(web, key)('GET', '/hooks')).body.hooks as { id: string; event_type: string; target_url: string }[];
+    expect(hooks.map((hook) => [hook.event_type, hook.target_url])).toStrictEqual([
       ['new_contact', `${listen.url}/new_contact`],
       ['missed_call', `${listen.url}/missed_call`],
     ]);
@@ -113,7 +113,7 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     // Listen answered 200, so the service recorded both as delivered.
     for (const hook of hooks) {
       const log = await api(web, key)('GET', `/hooks/${hook.id}/deliveries`);
-      expect(log.body.deliveries.map((delivery: { status: string }) => delivery.status)).toStrictEqual(['delivered']);
+      expect((log.body.deliveries as { status: string }[]).map((delivery) => delivery.status)).toStrictEqual(['delivered']);
     }
 
     expect(await listen.stop('SIGINT')).toBe(0);
