@@ -40,7 +40,7 @@ export interface BenchContext {
   postgresEnv: Record<string, string>;
   /** A temporary directory removed when the run ends. */
   tempDir(label: string): string;
-  progress(message: string): void;
+  progress: (message: string) => void;
 }
 
 /** Opens a run's context; `close` stops what is left, drops the database, deletes the Redis keys and temporary directories. */

@@ -34,7 +34,7 @@ async function main(givenConfig: Config) {
     const { connectWebToRedis } = await import('./webRedis.js');
     const onRedis = connectWebToRedis(config, redisTarget, log);
     ({ events, admin, rateLimitRedis } = onRedis);
-    metrics.watchReadiness('redis', onRedis.events.ping);
+    metrics.watchReadiness('redis', () => onRedis.events.ping());
     metrics.watchWorkers(onRedis.events);
     metrics.watchQueues({ queues: { events: onRedis.events, deliveries: onRedis.deliveriesForGauges } });
     stopEngine = () => onRedis.deliveriesForGauges.close();

@@ -23,9 +23,8 @@ import { vacuumQueries } from './vacuum.js';
  * giving back, and the reading of a parked delivery whose time has come. Run on `db.ahead()`, so
  * that on PGlite they go ahead of every other statement waiting (pglite.ts); nothing else goes there.
  */
-function urgentDeliveryQueries(db: Database) {
-  const { claim, giveBack, find } = deliveryQueries(db);
-  return { claim, giveBack, find };
+function urgentDeliveryQueries(db: Database): Pick<ReturnType<typeof deliveryQueries>, 'claim' | 'giveBack' | 'find'> {
+  return deliveryQueries(db);
 }
 
 /** Every query the service runs, grouped by what it is about. The only module that speaks SQL. */
