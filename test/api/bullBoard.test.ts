@@ -21,7 +21,7 @@ const operator = basic('ops', INTERNAL_TOKEN);
 const BULL_BOARD_CLEAN_GRACE_MS = 5_000 + 100;
 
 /** Every kind of write Bull Board offers on a queue or a job. */
-const writes = (jobId: string): InjectOptions[] => [
+const writes = (jobId: string): (InjectOptions & { url: string })[] => [
   { method: 'PUT', url: '/admin/queues/api/queues/deliveries/empty' },
   { method: 'PUT', url: '/admin/queues/api/queues/deliveries/obliterate', payload: {} },
   { method: 'PUT', url: '/admin/queues/api/queues/deliveries/clean/waiting' },

@@ -240,7 +240,7 @@ describe('events and delivery, embedded mode', () => {
       const media = (described!.requestBody as { content: Record<string, { schema: object }> }).content['application/json']!;
       expect(check(media.schema, body), request.body).toStrictEqual([]);
       for (const header of described!.parameters as Array<{ name: string; schema: object }>) {
-        expect(check(header.schema, request.headers[header.name]), `${header.name}: ${request.headers[header.name]}`).toStrictEqual([]);
+        expect(check(header.schema, request.headers[header.name]), `${header.name}: ${String(request.headers[header.name])}`).toStrictEqual([]);
       }
       events.add(body.event);
     }

@@ -122,7 +122,7 @@ describeEachRedisShape('delivery through BullMQ jobs with separate workers, Redi
     expect(parked.length).toBeGreaterThanOrEqual(1);
     for (const report of parked) expect(report.due_at).toEqual(expect.any(String));
     await waitUntil(() => stack.received('/paced').length === 4, 15_000);
-    const parkedJob = await boardJob(stack, 'deliveries', `${parked[0]!.delivery_id}.${Date.parse(String(parked[0]!.due_at))}`);
+    const parkedJob = await boardJob(stack, 'deliveries', `${String(parked[0]!.delivery_id)}.${Date.parse(String(parked[0]!.due_at))}`);
     expect(parkedJob.name).toBe('paced');
     expect(parkedJob.returnValue).toMatchObject({ delivery_id: parked[0]!.delivery_id, status: 'delivered', response_status: 200 });
     expect(Object.keys(parkedJob.data).sort()).toStrictEqual(['account_id', 'delivery_id', 'due_at', 'event_id', 'hook_id']);

@@ -51,7 +51,7 @@ describe.runIf(withPostgresAndRedis)('a PostgreSQL outage while workers drain a 
     await waitUntil(async () => (await unfinished()) === 0 && (await stack.sql('SELECT count(*)::int AS n FROM deliveries'))[0].n === expected, 90_000);
     // Every delivery is now received, or claimed and not (yet) finished: let the ones in flight land.
     const sending = async () => (await stack.sql(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'sending'`))[0].n;
-    await waitUntil(async () => new Set(stack.receiver.requests.map((r) => `${r.headers['webhook-id']} ${r.path}`)).size + (await sending()) >= expected, 30_000);
+    await waitUntil(async () => new Set(stack.receiver.requests.map((r) => `${String(r.headers['webhook-id'])} ${r.path}`)).size + (await sending()) >= expected, 30_000);
     await sleep(1_000);
 
     const rows = await stack.sql(
@@ -59,7 +59,7 @@ describe.runIf(withPostgresAndRedis)('a PostgreSQL outage while workers drain a 
     );
     const received = new Map<string, number>();
     for (const request of stack.receiver.requests) {
-      const key = `${request.headers['webhook-id']} ${request.path}`;
+      const key = `${String(request.headers['webhook-id'])} ${request.path}`;
       received.set(key, (received.get(key) ?? 0) + 1);
     }
     const duplicated = [...received.values()].filter((count) => count > 1).length;

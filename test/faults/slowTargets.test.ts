@@ -78,7 +78,7 @@ describe('slow, silent and huge targets beside a normal one', () => {
 
     await subscribe(normalUrl);
     const baseline = await fireAndMeasure();
-    const hooks = Object.fromEntries(await Promise.all(Object.entries(badUrls).map(async ([name, url]) => [name, await subscribe(url)])));
+    const hooks = Object.fromEntries(await Promise.all(Object.entries(badUrls).map(async ([name, url]) => [name, await subscribe(url)] as const)));
     const beside = await fireAndMeasure();
 
     // Every bad delivery was attempted and has ended (the silent ones by the timeout).

@@ -145,7 +145,7 @@ describeEachRedisShape('worker faults never produce a second POST, Redis %s', (s
     // On the wire: the target got the POST, or its claim was the last thing done before the
     // kill (the claim commits, then the POST is written at once). A delivery that waited at the
     // gate holding a claim would show as claimed earlier and never received.
-    const received = new Set(paths.flatMap((path) => stack.received(path).map((request) => `${path} ${request.headers['webhook-id']}`)));
+    const received = new Set(paths.flatMap((path) => stack.received(path).map((request) => `${path} ${String(request.headers['webhook-id'])}`)));
     const wasSending = (row: { target_url: string; event_id: string; claimed_at: number }) =>
       received.has(`${new URL(row.target_url).pathname} ${row.event_id}`) || row.claimed_at > killedAt - SENDING_WINDOW_MS;
     const unreceived = left.filter((row) => !received.has(`${new URL(row.target_url).pathname} ${row.event_id}`));
