@@ -109,7 +109,7 @@ export async function explainGeneric(admin: pg.Client, query: SentQuery, setup?:
             ? admin.escapeLiteral(value.toISOString())
             : Array.isArray(value)
               ? admin.escapeLiteral(`{${value.map(String).join(',')}}`)
-              : admin.escapeLiteral(String(value));
+              : admin.escapeLiteral(String(value)); // eslint-disable-line @typescript-eslint/no-base-to-string -- the service's other parameters are strings and booleans
     const { rows } = await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE generic_plan(${query.params.map(literal).join(', ')})`);
     return planText(rows);
   } catch (error) {

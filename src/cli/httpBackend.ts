@@ -63,6 +63,7 @@ export function httpBackend(baseUrl: string, token: { value: string; from: strin
           key: String(key),
           account_id: String(account_id),
           source: String(source),
+          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the service answers a string or null; String() only types it
           name: name === null ? null : String(name),
           created_at: String(created_at),
         };

@@ -45,6 +45,7 @@ export function preparedQueries(db: PGlite) {
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null;
       const write = db.serializers[statement.parameterTypes[i] ?? 0];
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a type PGlite has no writer for goes as text, as pg sends it
       return write ? write(value) : String(value);
     });
     const messages = await db.execProtocolStream(
