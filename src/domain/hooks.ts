@@ -11,6 +11,7 @@ export function validateTargetUrl(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_TARGET_URL_LENGTH) throw new InvalidInputError('invalid_target_url');
   // The URL parser strips or escapes spaces and control characters, but the target is stored and
   // shown as sent, so it must already be a URL as it stands.
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   if (/[\u0000-\u0020\u007f]/.test(raw)) throw new InvalidInputError('invalid_target_url');
   let url: URL;
   try {

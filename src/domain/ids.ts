@@ -12,6 +12,7 @@ export const MAX_ACCOUNT_ID_LENGTH = 128;
  * characters (PostgreSQL text cannot hold NUL, and ids are shown in logs and URLs).
  */
 export const isAccountId = (value: string) =>
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   value.trim() !== '' && value.length <= MAX_ACCOUNT_ID_LENGTH && !/[\u0000-\u001f\u007f]/.test(value);
 
 export function validateAccountId(accountId: string): string {
