@@ -95,12 +95,12 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
  */
 export function startEmbeddedEngine(deps: EngineDeps) {
   const { config, log } = deps;
-  let handlers: ReturnType<typeof createEngine>['handlers'] | undefined;
   const options = { concurrency: JOBS_PER_DELIVERY_SLOT * config.DELIVERY_CONCURRENCY, capacity: config.EMBEDDED_QUEUE_CAPACITY, log };
-  const deliveries = createInProcessQueue<DeliveryJobData, DeliveryReport>('deliveries', (data, job) => handlers!.deliveries(data, job), options);
-  const events = createInProcessQueue<FiredEvent, EventJobResult>('events', (data, job) => handlers!.events(data, job), options);
+  // The queues call the handlers only when a job runs, after the engine below has made them.
+  const deliveries = createInProcessQueue<DeliveryJobData, DeliveryReport>('deliveries', (data, job) => handlers.deliveries(data, job), options);
+  const events = createInProcessQueue<FiredEvent, EventJobResult>('events', (data, job) => handlers.events(data, job), options);
   const engine = createEngine(deps, createLocalPacer(config.DELIVERY_BUDGET_PER_HOST), { queue: deliveries, keepsDelayedJobs: false });
-  handlers = engine.handlers;
+  const { handlers } = engine;
   const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
   deps.metrics.watchQueues({ queues: { events, deliveries }, line: engine.line });
   return {

@@ -22,7 +22,7 @@ describe('events and delivery, embedded mode', () => {
   let key: string;
   let api: ReturnType<ReturnType<typeof client>['api']>;
   const secrets = new Map<string, string>();
-  let status: Record<string, number> = {};
+  const status: Record<string, number> = {};
 
   const received = (path: string) => receiver.requests.filter((request) => request.path === path);
   const subscribe = async (event: string, path: string, as = api) => {
