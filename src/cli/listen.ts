@@ -52,7 +52,7 @@ export async function listen(command: ListenCommand, config: Config): Promise<nu
 
   const trust = storeListenCertificate(config.DATA_DIR, certificate.cert);
   let watch: { stop(): void } | undefined;
-  let unsubscribed = false;
+  let unsubscribed: boolean;
   try {
     await new Promise<void>((resolve, reject) => receiver.once('error', reject).listen(command.port, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
