@@ -223,7 +223,7 @@ async function main() {
       only: only ?? 'every figure',
       durationsMs: settings.durations,
     },
-    figures: Object.assign({}, ...figures.map((figure) => figure.data)),
+    figures: Object.fromEntries(figures.flatMap((figure) => Object.entries(figure.data))),
     rows: figures.flatMap((figure) => figure.rows).sort((a, b) => byFigure(a) - byFigure(b)),
     growth: figures.flatMap((figure) => figure.growth ?? []),
     memory: ctx.services.memory(),

@@ -44,7 +44,7 @@ export interface DocumentedSetting {
 
 /** Each setting of `schema` with its documentation; throws naming a setting that has none. */
 export function documentedSettings(schema: z.ZodObject = configSchema): DocumentedSetting[] {
-  return Object.entries(schema.shape).map(([name, field]) => {
+  return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, field]) => {
     const doc = settingDoc.safeParse(field.meta());
     if (!doc.success) throw new Error(`${name} (src/config.ts) needs .meta(setting(section, description)) last in its chain: ${z.prettifyError(doc.error)}`);
     const literalDefault = field instanceof z.ZodDefault || field instanceof z.ZodPrefault ? String(field.def.defaultValue) : undefined;

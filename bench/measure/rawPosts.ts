@@ -9,7 +9,7 @@ import { SERVICE_DEFAULTS } from '../settings.js';
 import { callBody, runCount } from '../support/clients.js';
 import { monotonicMs } from '../support/load.js';
 
-const eventBody = () => JSON.stringify({ event: 'new_conversation', data: JSON.parse(callBody(randomUUID())) });
+const eventBody = () => JSON.stringify({ event: 'new_conversation', data: JSON.parse(callBody(randomUUID())) as unknown });
 
 /**
  * POSTs as a worker sends them: at most DELIVERY_CONCURRENCY in flight, the rest waiting their

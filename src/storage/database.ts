@@ -108,9 +108,10 @@ function overPool(pool: pg.Pool, genericPlans: () => Database, close: () => Prom
       return asUnavailable(error);
     };
     return {
-      query: async (text, params) => {
+      query: async <Row>(text: string, params?: unknown[]) => {
         const result = await client.query({ name: statementName(text), text, values: params }).catch(failed);
-        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+        // pg types rows as any; the caller names the row it selected.
+        return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
       },
       exec: async (text, options) => {
         // pg reads query_timeout per query too; its types only know the pool's.
