@@ -18,7 +18,11 @@ export const dereferenced = (document: Document) => dereference(structuredClone(
 /** Each operation of a paths (or webhooks) map, with its path and method. */
 export function operationsOf(paths: Record<string, OpenAPIV3_1.PathItemObject | undefined> | undefined) {
   return Object.entries(paths ?? {}).flatMap(([path, item]) =>
-    METHODS.filter((method) => item?.[method]).map((method) => ({ path, method, operation: item![method]! })),
+    METHODS.filter((method) => item?.[method]).map((method) => {
+      // openapi-types' 3.1 path item also carries 3.0's operation type, in which responses are required.
+      const operation: Operation = item![method]!;
+      return { path, method, operation };
+    }),
   );
 }
 
