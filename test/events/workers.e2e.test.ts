@@ -135,7 +135,8 @@ describeEachRedisShape('delivery through BullMQ jobs with separate workers, Redi
     const contactIds = await stack.newContacts(3);
     const eventIds = await eventIdsOf(stack, contactIds);
     expect((await stack.sql('SELECT count(*)::int AS n FROM event_outbox WHERE event_id = ANY($1)', [eventIds]))[0].n).toBe(3);
-    for (const eventId of eventIds) expect((await board(stack, `/events/${eventId}`)).body.status).toBe('waiting');
+    // Waiting at their account's turn: BullMQ's state for a job with a priority.
+    for (const eventId of eventIds) expect((await board(stack, `/events/${eventId}`)).body.status).toBe('prioritized');
     stack.startWorker();
     await waitUntil(() => stack.received('/later').length === 3, 10_000);
     expect((await stack.sql('SELECT count(*)::int AS n FROM event_outbox WHERE event_id = ANY($1)', [eventIds]))[0].n).toBe(0);
