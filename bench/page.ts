@@ -47,10 +47,25 @@ function charts(results: BenchResults): Chart[] {
   const memory = memoryInput(results);
   return [
     ...(throughput
-      ? [{ name: 'throughput', heading: 'Throughput', svg: throughputChart(throughput), about: 'Operations per second of the service (solid) beside its reference measured in the same run (hatched): upserts beside the raw driver, deliveries beside the durable minimum.' }]
+      ? [
+          {
+            name: 'throughput',
+            heading: 'Throughput',
+            svg: throughputChart(throughput),
+            about:
+              'Operations per second of the service (solid) beside its reference measured in the same run (hatched): upserts beside the raw driver, deliveries beside the durable minimum.',
+          },
+        ]
       : []),
     ...(latency
-      ? [{ name: 'latency', heading: 'Latency', svg: latencyChart(latency), about: `Call-to-POST latency, p50 and p99, of the service (solid) and of ${latency.reference} (hatched), at the same offered rates.` }]
+      ? [
+          {
+            name: 'latency',
+            heading: 'Latency',
+            svg: latencyChart(latency),
+            about: `Call-to-POST latency, p50 and p99, of the service (solid) and of ${latency.reference} (hatched), at the same offered rates.`,
+          },
+        ]
       : []),
     ...pacingInputs(results).map(({ name, input }) => ({
       name,
@@ -59,7 +74,15 @@ function charts(results: BenchResults): Chart[] {
       about: 'POSTs each paced target received in the second before each receipt (solid line), against its limit (dashed), one panel per target.',
     })),
     ...(memory
-      ? [{ name: 'memory', heading: 'Memory', svg: memoryChart(memory), about: 'Resident memory of the service processes over the run, summed by group and sampled every second; the dashed line is the embedded process’s goal.' }]
+      ? [
+          {
+            name: 'memory',
+            heading: 'Memory',
+            svg: memoryChart(memory),
+            about:
+              'Resident memory of the service processes over the run, summed by group and sampled every second; the dashed line is the embedded process’s goal.',
+          },
+        ]
       : []),
   ];
 }

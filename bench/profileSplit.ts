@@ -23,12 +23,15 @@ const COMPONENTS: [string, RegExp][] = [
   // WebAssembly frames are not matched: undici's HTTP parser (llhttp) is WebAssembly too, so a
   // wasm frame goes to whichever of the two called it, the next frame out.
   ['PGlite (PostgreSQL in WebAssembly)', /node_modules\/@electric-sql\/pglite\//],
-  ['BullMQ (jobs, workers, its scripts\' arguments)', /node_modules\/(bullmq|msgpackr)\//],
+  ["BullMQ (jobs, workers, its scripts' arguments)", /node_modules\/(bullmq|msgpackr)\//],
   ['Redis client (ioredis)', /node_modules\/(ioredis|redis-parser|cluster-key-slot)\//],
   ['POST (undici, TLS, signing)', /node_modules\/undici\/|node:_tls|node:tls|src\/workers\/poster|src\/domain\/signature|src\/workers\/dnsLookup/],
   ['logging (pino)', /node_modules\/(pino|sonic-boom|@pinojs)[-/]/],
   ['metrics (prom-client)', /node_modules\/prom-client\//],
-  ['HTTP ingest (Fastify, zod, routes)', /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|zod|fastify-type-provider-zod|fast-json-stringify|secure-json-parse)\/|src\/api\//],
+  [
+    'HTTP ingest (Fastify, zod, routes)',
+    /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|zod|fastify-type-provider-zod|fast-json-stringify|secure-json-parse)\/|src\/api\//,
+  ],
   ['phone numbers (libphonenumber-js)', /node_modules\/libphonenumber-js\//],
   ['use cases (services, domain)', /src\/(services|domain)\//],
   ['job handlers and relay', /src\/workers\/(eventJob|deliveryJob|relay)\.js|src\/queue\//],

@@ -26,7 +26,17 @@ export function renderReport(results: BenchResults, settings: BenchSettings): st
     '### 5. Growth: cost per operation against store size',
     '',
     table(
-      ['Store', 'Size', 'Rows at measurement', 'Figure', 'Value', 'Ratio to smallest', 'Cost per op ÷ smallest', 'Flat? (≤ 1.3)', 'Other processes (CPU ms/op)'],
+      [
+        'Store',
+        'Size',
+        'Rows at measurement',
+        'Figure',
+        'Value',
+        'Ratio to smallest',
+        'Cost per op ÷ smallest',
+        'Flat? (≤ 1.3)',
+        'Other processes (CPU ms/op)',
+      ],
       results.growth.map((row) => [
         row.dimension,
         fmt(row.size),
@@ -56,7 +66,10 @@ export function renderReport(results: BenchResults, settings: BenchSettings): st
         fmt(row.ops),
         `${fmt(row.utilisation * 100)}%`,
         ...CPU_COLUMNS.map((group) => (row.perOpMs[group] === undefined ? '' : fmt(row.perOpMs[group], 3))),
-        fmt(CPU_COLUMNS.reduce((sum, group) => sum + (row.perOpMs[group] ?? 0), 0), 3),
+        fmt(
+          CPU_COLUMNS.reduce((sum, group) => sum + (row.perOpMs[group] ?? 0), 0),
+          3,
+        ),
         fmt(row.perOpMs.other ?? 0, 3),
       ]),
     ),

@@ -45,7 +45,7 @@ import { startPostgresStack, type PostgresStack } from './support/stacks.js';
 const NOTES = [
   'Figures 3 and 5: latency is receipt at the receiver (its own process) minus the scheduled send time of the ingesting POST, both on CLOCK_MONOTONIC; open-loop pacing, so a slow response never delays the next send.',
   "Growth: contacts are seeded with INSERT … SELECT generate_series in one account, then VACUUM ANALYZE and CHECKPOINT (autovacuum is off on this server); subscriptions are other event types of the same account and other accounts' hooks, inserted directly; only one matches the measured event.",
-  'Figure 7: the achieved rate is (receipts − 1) ÷ (last − first receipt); the busiest second is the most receipts within any 1,000 ms (sliding), as a receiver counting its own limit would see them. The pacer spaces departure times 1000/limit ms apart; arrivals add each POST\'s own delay (timers, event loop, TLS), so at exactly the limit a few ms of jitter put limit + 1 into some second.',
+  "Figure 7: the achieved rate is (receipts − 1) ÷ (last − first receipt); the busiest second is the most receipts within any 1,000 ms (sliding), as a receiver counting its own limit would see them. The pacer spaces departure times 1000/limit ms apart; arrivals add each POST's own delay (timers, event loop, TLS), so at exactly the limit a few ms of jitter put limit + 1 into some second.",
   "Figure 8: B's throughput is from its first call sent to its last delivery received, each round with a fresh account B (its own per-host budget); A's backlog is fully fanned out (every delivery queued as a delayed job) before the rounds beside it start, and A's rate is its receipts during each round.",
 ];
 
@@ -153,7 +153,9 @@ const ALONE: Record<string, (ctx: BenchContext) => Promise<FigureResult>> = {
 
 /** The memory chart's groups: web processes by their store, and workers. */
 function memoryGroups(started: ReturnType<Services['started']>) {
-  const groups = new Map(started.map(({ entry, label, pid }) => [pid, entry === 'worker' ? 'workers' : label.includes('PGlite') ? 'embedded web (PGlite)' : 'web on PostgreSQL']));
+  const groups = new Map(
+    started.map(({ entry, label, pid }) => [pid, entry === 'worker' ? 'workers' : label.includes('PGlite') ? 'embedded web (PGlite)' : 'web on PostgreSQL']),
+  );
   return (pid: number) => groups.get(pid);
 }
 
@@ -217,7 +219,11 @@ async function main() {
       upsertConnections: UPSERT_CONNECTIONS,
       deliveryConcurrency: SERVICE_DEFAULTS.DELIVERY_CONCURRENCY,
       engineFigures: ENGINE_ENV,
-      pacedFigures: { DELIVERY_RATE_PER_TARGET: SERVICE_DEFAULTS.DELIVERY_RATE_PER_TARGET, DELIVERY_BUDGET_PER_HOST: SERVICE_DEFAULTS.DELIVERY_BUDGET_PER_HOST, workers: PACED_WORKERS },
+      pacedFigures: {
+        DELIVERY_RATE_PER_TARGET: SERVICE_DEFAULTS.DELIVERY_RATE_PER_TARGET,
+        DELIVERY_BUDGET_PER_HOST: SERVICE_DEFAULTS.DELIVERY_BUDGET_PER_HOST,
+        workers: PACED_WORKERS,
+      },
       logLevel: 'info (to a file)',
       scale: settings.scale,
       only: only ?? 'every figure',
@@ -230,7 +236,9 @@ async function main() {
     memoryOverRun: memoryByGroup(ctx.memory.ticks(), memoryGroups(ctx.services.started())),
     cpu: cpu.rows(),
     notes: [
-      ...(foreign > 0.1 ? [`WARNING: other processes used ${fmt(foreign * 100)}% of the CPU when the run started; figures are skewed (see the "other" column).`] : []),
+      ...(foreign > 0.1
+        ? [`WARNING: other processes used ${fmt(foreign * 100)}% of the CPU when the run started; figures are skewed (see the "other" column).`]
+        : []),
       ...figures.flatMap((figure) => figure.notes ?? []),
       ...NOTES,
     ],

@@ -75,7 +75,8 @@ export function launch(script: string, env: Record<string, string>, options: Lau
   let stopping = false;
   const exited = new Promise<number | NodeJS.Signals>((resolve) =>
     child.on('exit', (code, signal) => {
-      if (!stopping && !options.endsByItself && code !== 0) console.error(`[${label} ${child.pid}] exited with ${code ?? signal}:\n${readOutput().slice(-4000)}`);
+      if (!stopping && !options.endsByItself && code !== 0)
+        console.error(`[${label} ${child.pid}] exited with ${code ?? signal}:\n${readOutput().slice(-4000)}`);
       resolve(code ?? signal!);
     }),
   );
@@ -114,7 +115,11 @@ export async function launchWeb(env: Record<string, string>, options: LaunchOpti
   // Refused connections are what a starting server answers; the wait is for the first 200.
   const answers = async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true;
   try {
-    await waitUntil(async () => !web.alive() || (await answers()), options.timeoutMs ?? 30_000, () => `web did not answer /healthz:\n${web.output()}`);
+    await waitUntil(
+      async () => !web.alive() || (await answers()),
+      options.timeoutMs ?? 30_000,
+      () => `web did not answer /healthz:\n${web.output()}`,
+    );
     if (!web.alive()) throw new Error(`web exited while starting:\n${web.output()}`);
   } catch (error) {
     await web.stop('SIGKILL');
@@ -125,6 +130,10 @@ export async function launchWeb(env: Record<string, string>, options: LaunchOpti
 
 /** Waits until the process has written `text` (a worker's "worker started"); fails if it exits first. */
 export async function waitForOutput(service: LaunchedProcess, text: string, timeoutMs = 30_000) {
-  await waitUntil(() => !service.alive() || service.output().includes(text), timeoutMs, () => `${service.label} never wrote "${text}":\n${service.output()}`);
+  await waitUntil(
+    () => !service.alive() || service.output().includes(text),
+    timeoutMs,
+    () => `${service.label} never wrote "${text}":\n${service.output()}`,
+  );
   if (!service.alive()) throw new Error(`${service.label} exited before writing "${text}":\n${service.output()}`);
 }

@@ -21,7 +21,22 @@ function startMaster(master: Master) {
   // place in the cluster (nodes.conf, kept in its directory).
   const child = spawn(
     'redis-server',
-    ['--port', String(master.port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no', '--dir', master.dir],
+    [
+      '--port',
+      String(master.port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      master.dir,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
@@ -69,10 +84,28 @@ export async function startRedisCluster({ masters: count = 3 } = {}) {
   const stopAll = () => Promise.all(masters.map(stopMaster));
   try {
     masters.forEach(startMaster);
-    await waitUntil(async () => (await Promise.all(masters.map((m) => run('redis-cli', ['-p', String(m.port), 'ping']).then(() => true, () => false)))).every(Boolean), 10_000, () => 'redis-server did not answer');
+    await waitUntil(
+      async () =>
+        (
+          await Promise.all(
+            masters.map((m) =>
+              run('redis-cli', ['-p', String(m.port), 'ping']).then(
+                () => true,
+                () => false,
+              ),
+            ),
+          )
+        ).every(Boolean),
+      10_000,
+      () => 'redis-server did not answer',
+    );
     const addresses = masters.map((master) => `127.0.0.1:${master.port}`);
     await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
-    await waitUntil(() => allOk(masters), 20_000, () => 'the cluster never reached cluster_state:ok');
+    await waitUntil(
+      () => allOk(masters),
+      20_000,
+      () => 'the cluster never reached cluster_state:ok',
+    );
   } catch (error) {
     await stopAll();
     rmSync(root, { recursive: true, force: true });
@@ -87,7 +120,11 @@ export async function startRedisCluster({ masters: count = 3 } = {}) {
     /** Every master back, empty, in its old place; resolves once the cluster is ok again. */
     restart: async () => {
       masters.forEach(startMaster);
-      await waitUntil(() => allOk(masters), 30_000, () => 'the restarted cluster never reached cluster_state:ok');
+      await waitUntil(
+        () => allOk(masters),
+        30_000,
+        () => 'the restarted cluster never reached cluster_state:ok',
+      );
     },
     stop: async () => {
       await stopAll();

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import type { HookDisableRule } from './domain/hookHealth.js';
 import { SECRETS_KEY_BYTES } from './domain/secretBox.js';
 
-const boolean = z
-  .enum(['true', 'false', '1', '0', ''])
-  .transform((value) => value === 'true' || value === '1');
+const boolean = z.enum(['true', 'false', '1', '0', '']).transform((value) => value === 'true' || value === '1');
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -63,38 +61,65 @@ export const configSchema = z.object({
   DATABASE_URL: z
     .url({ protocol: /^postgres(ql)?$/ })
     .optional()
-    .meta(setting('storage', 'PostgreSQL server to keep everything in; unset: embedded PGlite in DATA_DIR.', { example: 'postgres://postgres@127.0.0.1:5432/contact_hooks' })),
+    .meta(
+      setting('storage', 'PostgreSQL server to keep everything in; unset: embedded PGlite in DATA_DIR.', {
+        example: 'postgres://postgres@127.0.0.1:5432/contact_hooks',
+      }),
+    ),
   DATA_DIR: z
     .string()
     .min(1)
     .default('./data')
-    .meta(setting('storage', "Directory of the embedded PGlite database, locked by the one process that opens it; it also keeps the token the server makes and `contact-hooks listen`'s certificates.")),
+    .meta(
+      setting(
+        'storage',
+        "Directory of the embedded PGlite database, locked by the one process that opens it; it also keeps the token the server makes and `contact-hooks listen`'s certificates.",
+      ),
+    ),
   DATABASE_POOL_SIZE: z.coerce
     .number()
     .int()
     .min(1)
     .max(1_000)
     .default(20)
-    .meta(setting('storage', "PostgreSQL connections each process keeps at most for its queries; a process that delivers opens up to 4 more for its batched writes. Mind the server's max_connections across processes.")),
+    .meta(
+      setting(
+        'storage',
+        "PostgreSQL connections each process keeps at most for its queries; a process that delivers opens up to 4 more for its batched writes. Mind the server's max_connections across processes.",
+      ),
+    ),
 
   REDIS_URL: z
     .url({ protocol: /^rediss?$/ })
     .optional()
     .meta(
-      setting('redis', 'Redis server (`redis://`, or `rediss://` for TLS) that carries each fired event\'s job from web processes to workers (BullMQ), and counts rate limits across web processes. Unset, with no REDIS_CLUSTER_NODES: the web process delivers in-process.', {
-        example: 'redis://127.0.0.1:6379',
-      }),
+      setting(
+        'redis',
+        "Redis server (`redis://`, or `rediss://` for TLS) that carries each fired event's job from web processes to workers (BullMQ), and counts rate limits across web processes. Unset, with no REDIS_CLUSTER_NODES: the web process delivers in-process.",
+        {
+          example: 'redis://127.0.0.1:6379',
+        },
+      ),
     ),
   REDIS_CLUSTER_NODES: z
     .string()
-    .transform((list) => list.split(',').map((node) => node.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((node) => node.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, comma-separated')).min(1, 'must name at least one host:port'))
     .transform((nodes) => nodes.map((node) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) })))
     .optional()
     .meta(
-      setting('redis', 'Some nodes of a Redis Cluster, `host:port`, comma-separated, used instead of REDIS_URL (then not read); the client learns the rest of the cluster from them.', {
-        example: '10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379',
-      }),
+      setting(
+        'redis',
+        'Some nodes of a Redis Cluster, `host:port`, comma-separated, used instead of REDIS_URL (then not read); the client learns the rest of the cluster from them.',
+        {
+          example: '10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379',
+        },
+      ),
     ),
   // The service wraps the prefix in a hash tag of its own (src/queue/redisConnection.ts).
   QUEUE_PREFIX: z
@@ -108,14 +133,16 @@ export const configSchema = z.object({
     .int()
     .min(1_000)
     .default(30_000)
-    .meta(setting('redis', "How long a worker holds a BullMQ job before it counts as stalled and goes to another worker (also the stalled check's interval); lower it to recover sooner from a killed worker.")),
-  JOBS_KEEP_COMPLETED: duration.prefault('1h').meta(setting('redis', 'How long a completed job stays in Redis for operators to read in Bull Board (its data and what became of each delivery).')),
-  JOBS_KEEP_COMPLETED_COUNT: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(10_000)
-    .meta(setting('redis', 'Completed jobs kept per queue at most, however young.')),
+    .meta(
+      setting(
+        'redis',
+        "How long a worker holds a BullMQ job before it counts as stalled and goes to another worker (also the stalled check's interval); lower it to recover sooner from a killed worker.",
+      ),
+    ),
+  JOBS_KEEP_COMPLETED: duration
+    .prefault('1h')
+    .meta(setting('redis', 'How long a completed job stays in Redis for operators to read in Bull Board (its data and what became of each delivery).')),
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(10_000).meta(setting('redis', 'Completed jobs kept per queue at most, however young.')),
   JOBS_KEEP_FAILED: duration.prefault('7d').meta(setting('redis', 'How long a failed job (its fan-out could not be written) stays in Redis with its reason.')),
 
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000).meta(setting('delivery', 'Total time of one POST attempt.')),
@@ -125,20 +152,29 @@ export const configSchema = z.object({
     .int()
     .positive()
     .default(256)
-    .meta(setting('delivery', "Deliveries one process (a worker, or the embedded web process) sends at once; one waiting for its time holds none. It bounds a process's rate at about this many per POST's duration: 850/s at 300 ms.")),
+    .meta(
+      setting(
+        'delivery',
+        "Deliveries one process (a worker, or the embedded web process) sends at once; one waiting for its time holds none. It bounds a process's rate at about this many per POST's duration: 850/s at 300 ms.",
+      ),
+    ),
   DELIVERY_RATE_PER_TARGET: z.coerce
     .number()
     .positive()
     .max(1_000_000)
     .default(20)
-    .meta(setting('delivery', 'POSTs per second to one target URL, unless its subscription set `max_per_second` (Zapier refuses above about 30/s per hook URL).')),
+    .meta(
+      setting('delivery', 'POSTs per second to one target URL, unless its subscription set `max_per_second` (Zapier refuses above about 30/s per hook URL).'),
+    ),
   DELIVERY_BUDGET_PER_HOST: z.coerce
     .number()
     .int()
     .positive()
     .default(10_000)
     .meta(setting('delivery', 'POSTs per 5 minutes to one (account, target host) pair (Zapier refuses above 10,000 per user).')),
-  DELIVERY_MAX_WAIT: duration.prefault('24h').meta(setting('delivery', 'A delivery that gets no time to be sent within this long after it was queued expires unsent.')),
+  DELIVERY_MAX_WAIT: duration
+    .prefault('24h')
+    .meta(setting('delivery', 'A delivery that gets no time to be sent within this long after it was queued expires unsent.')),
   DELIVERY_MAX_IN_FLIGHT_PER_TARGET: z.coerce
     .number()
     .int()
@@ -159,26 +195,53 @@ export const configSchema = z.object({
     .meta(setting('delivery', 'POSTs one target host may have in flight per process.', { default: '¾ of DELIVERY_CONCURRENCY', example: '192' })),
   DELIVERY_DNS_SERVERS: z
     .string()
-    .transform((list) => list.split(',').map((server) => server.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((server) => server.trim())
+        .filter(Boolean),
+    )
     .optional()
-    .meta(setting('delivery', 'DNS servers for target names, `host` or `host:port`, comma-separated.', { default: "the system's", example: '1.1.1.1,8.8.8.8' })),
+    .meta(
+      setting('delivery', 'DNS servers for target names, `host` or `host:port`, comma-separated.', { default: "the system's", example: '1.1.1.1,8.8.8.8' }),
+    ),
   DELIVERY_DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000).meta(setting('delivery', 'Longest one target name may take to resolve.')),
   EMBEDDED_QUEUE_CAPACITY: z.coerce
     .number()
     .int()
     .positive()
     .default(10_000)
-    .meta(setting('delivery', 'Embedded mode: jobs each in-process queue (events, deliveries) holds at most; beyond it, the rest wait in the database, and the relay adds them as room comes.')),
+    .meta(
+      setting(
+        'delivery',
+        'Embedded mode: jobs each in-process queue (events, deliveries) holds at most; beyond it, the rest wait in the database, and the relay adds them as room comes.',
+      ),
+    ),
   HOOK_DISABLE_AFTER: duration
     .prefault('5d')
-    .meta(setting('delivery', 'Auto-disable: a hook whose every delivery failed (non-2xx, refused, timed out) for this long, at least HOOK_DISABLE_MIN_FAILURES times, is disabled until its owner enables it.')),
-  HOOK_DISABLE_MIN_FAILURES: z.coerce.number().int().positive().default(20).meta(setting('delivery', 'Auto-disable: the failures a hook needs at least, besides HOOK_DISABLE_AFTER.')),
+    .meta(
+      setting(
+        'delivery',
+        'Auto-disable: a hook whose every delivery failed (non-2xx, refused, timed out) for this long, at least HOOK_DISABLE_MIN_FAILURES times, is disabled until its owner enables it.',
+      ),
+    ),
+  HOOK_DISABLE_MIN_FAILURES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20)
+    .meta(setting('delivery', 'Auto-disable: the failures a hook needs at least, besides HOOK_DISABLE_AFTER.')),
 
   RETENTION_DAYS: z.coerce
     .number()
     .positive()
     .default(30)
-    .meta(setting('retention', 'Days events, delivery logs, calls and revoked keys are kept (fractions allowed, e.g. `0.5`); contacts are kept for good, and work not yet done until it is done.')),
+    .meta(
+      setting(
+        'retention',
+        'Days events, delivery logs, calls and revoked keys are kept (fractions allowed, e.g. `0.5`); contacts are kept for good, and work not yet done until it is done.',
+      ),
+    ),
 
   INTERNAL_API_TOKEN: z
     .string()
@@ -205,20 +268,35 @@ export const configSchema = z.object({
     ),
   DELIVERY_ALLOW_PRIVATE_NETWORKS: boolean
     .default(false)
-    .meta(setting('security', "Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback (trusting its certificates in DATA_DIR/listen); refused when NODE_ENV=production.")),
+    .meta(
+      setting(
+        'security',
+        'Lifts the SSRF guard, so a development server can deliver to `contact-hooks listen` on loopback (trusting its certificates in DATA_DIR/listen); refused when NODE_ENV=production.',
+      ),
+    ),
   PUBLIC_BASE_URL: z
     .string()
     .transform((url) => url.replace(/\/+$/, ''))
     .pipe(z.string().regex(ORIGIN, 'must be an origin such as https://hooks.example.com, without a path'))
     .optional()
-    .meta(setting('server', "The origin the owner's portal links are made on; unset: the origin the platform's request came to.", { example: 'https://hooks.example.com' })),
+    .meta(
+      setting('server', "The origin the owner's portal links are made on; unset: the origin the platform's request came to.", {
+        example: 'https://hooks.example.com',
+      }),
+    ),
   PORTAL_FRAME_ANCESTORS: z
     .string()
     .transform((list) => list.split(/[\s,]+/).filter(Boolean))
     .pipe(z.array(z.string().regex(WILDCARD_ORIGIN, 'must be origins such as https://app.example.com, space- or comma-separated')).min(1))
     .optional()
-    .meta(setting('security', "Origins allowed to frame the owner's portal, space- or comma-separated (`https://*.example.com` allowed); unset: none may.", { example: 'https://app.example.com' })),
-  BULL_BOARD_WRITABLE: boolean.default(false).meta(setting('security', 'Lets Bull Board empty, clean, retry, promote, add and pause jobs; otherwise it is read-only.')),
+    .meta(
+      setting('security', "Origins allowed to frame the owner's portal, space- or comma-separated (`https://*.example.com` allowed); unset: none may.", {
+        example: 'https://app.example.com',
+      }),
+    ),
+  BULL_BOARD_WRITABLE: boolean
+    .default(false)
+    .meta(setting('security', 'Lets Bull Board empty, clean, retry, promote, add and pause jobs; otherwise it is read-only.')),
 
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -229,7 +307,13 @@ export const configSchema = z.object({
     .int()
     .positive()
     .optional()
-    .meta(setting('operations', 'Time a process has to drain on SIGTERM; longer than the delivery timeout, so a deploy lets every POST in flight finish and record its outcome.', { default: 'DELIVERY_TIMEOUT_MS + 5000', example: '15000' })),
+    .meta(
+      setting(
+        'operations',
+        'Time a process has to drain on SIGTERM; longer than the delivery timeout, so a deploy lets every POST in flight finish and record its outcome.',
+        { default: 'DELIVERY_TIMEOUT_MS + 5000', example: '15000' },
+      ),
+    ),
   WORKER_METRICS_PORT: z.coerce
     .number()
     .int()
@@ -237,9 +321,16 @@ export const configSchema = z.object({
     .max(65535)
     .optional()
     .meta(setting('operations', "Port of a worker's own `/metrics` (no login); unset: none.", { example: '9100' })),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1').meta(setting('operations', "Address a worker's metrics port listens on: loopback unless asked, since it has no login.")),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .meta(setting('operations', "Address a worker's metrics port listens on: loopback unless asked, since it has no login.")),
   // Read only so that production refuses development-only settings.
-  NODE_ENV: z.string().optional().meta(setting('operations', "Node's own; `production` refuses development-only settings (DELIVERY_ALLOW_PRIVATE_NETWORKS).", { example: 'production' })),
+  NODE_ENV: z
+    .string()
+    .optional()
+    .meta(setting('operations', "Node's own; `production` refuses development-only settings (DELIVERY_ALLOW_PRIVATE_NETWORKS).", { example: 'production' })),
 });
 
 /** Past the delivery timeout, the time a POST in flight at shutdown has to record its outcome. */

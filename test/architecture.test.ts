@@ -41,7 +41,10 @@ function importGraph(): Map<string, string[]> {
   for (const file of sourceFiles(SRC)) {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
     const local = importedFiles.map(({ fileName }) => fileName).filter((name) => name.startsWith('.'));
-    graph.set(file, local.map((name) => resolve(dirname(file), name).replace(/\.js$/, '.ts')));
+    graph.set(
+      file,
+      local.map((name) => resolve(dirname(file), name).replace(/\.js$/, '.ts')),
+    );
   }
   return graph;
 }

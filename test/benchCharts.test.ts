@@ -9,7 +9,10 @@ import { descendants, parseXml, textOf, type XmlElement } from './support/xml.js
  */
 
 const byClass = (root: XmlElement, name: string) => descendants(root).filter((element) => element.attrs.class?.split(' ').includes(name));
-const texts = (root: XmlElement) => descendants(root).filter((element) => element.name === 'text').map(textOf);
+const texts = (root: XmlElement) =>
+  descendants(root)
+    .filter((element) => element.name === 'text')
+    .map(textOf);
 
 function accessibleDocument(svg: string) {
   const root = parseXml(svg);
@@ -41,7 +44,12 @@ describe('the bench charts', () => {
   });
 
   it('draw latency as p50 and p99 of the service and of its reference at each offered rate', () => {
-    const rate = (label: string, offeredPerSecond: number) => ({ label, offeredPerSecond, service: { p50: 12.5, p99: 40 }, reference: { p50: 2.1, p99: 9.75 } });
+    const rate = (label: string, offeredPerSecond: number) => ({
+      label,
+      offeredPerSecond,
+      service: { p50: 12.5, p99: 40 },
+      reference: { p50: 2.1, p99: 9.75 },
+    });
     const { root, desc } = accessibleDocument(latencyChart({ reference: 'raw POST round trip', rates: [rate('25% of peak', 250), rate('50% of peak', 500)] }));
     expect(byClass(root, 'group')).toHaveLength(2);
     expect([byClass(root, 'service').length, byClass(root, 'reference').length]).toStrictEqual([4, 4]);
@@ -63,7 +71,13 @@ describe('the bench charts', () => {
   it('draw pacing as one panel per target, its arrivals per sliding second against its labelled limit', () => {
     const steady = (perSecond: number, seconds: number) => Array.from({ length: perSecond * seconds }, (_, i) => (i * 1000) / perSecond);
     const { root, desc } = accessibleDocument(
-      pacingChart({ mode: 'embedded', targets: [{ limitPerSecond: 5, arrivalsMs: steady(5, 4) }, { limitPerSecond: 20, arrivalsMs: steady(20, 4) }] }),
+      pacingChart({
+        mode: 'embedded',
+        targets: [
+          { limitPerSecond: 5, arrivalsMs: steady(5, 4) },
+          { limitPerSecond: 20, arrivalsMs: steady(20, 4) },
+        ],
+      }),
     );
     expect(byClass(root, 'panel')).toHaveLength(2);
     expect(byClass(root, 'reference').map(textOf)).toStrictEqual(['limit 5/s', 'limit 20/s']);
@@ -75,7 +89,13 @@ describe('the bench charts', () => {
   it('draw memory as a line per process group, each with its own dash and marker, and the goal as a labelled line', () => {
     const points = (base: number) => Array.from({ length: 30 }, (_, i) => ({ atS: i * 10, rssMiB: base + (i % 5) }));
     const { root, desc } = accessibleDocument(
-      memoryChart({ goalMiB: 300, series: [{ label: 'web on PostgreSQL', points: points(120) }, { label: 'workers', points: points(200) }] }),
+      memoryChart({
+        goalMiB: 300,
+        series: [
+          { label: 'web on PostgreSQL', points: points(120) },
+          { label: 'workers', points: points(200) },
+        ],
+      }),
     );
     const series = byClass(root, 'series');
     expect(series.map((one) => one.attrs['data-label'])).toStrictEqual(['web on PostgreSQL', 'workers']);

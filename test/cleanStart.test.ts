@@ -4,7 +4,11 @@ import { waitUntil, type ServiceProcess } from './support/processes.js';
 import { stackModes, startStack } from './support/stack.js';
 
 /** What Node prints for a process warning, deprecations included: `(node:PID) [CODE] XWarning: …`. */
-const nodeWarnings = (service: ServiceProcess) => service.output().split('\n').filter((line) => /^\(node:\d+\) /.test(line));
+const nodeWarnings = (service: ServiceProcess) =>
+  service
+    .output()
+    .split('\n')
+    .filter((line) => /^\(node:\d+\) /.test(line));
 
 /**
  * Each process starts, serves, delivers and stops without a warning, on whichever Node runs the

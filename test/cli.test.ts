@@ -217,7 +217,15 @@ describe('on PGlite in DATA_DIR, no server running', { timeout: 90_000 }, () => 
     await createKey(env, 'someone-else');
     const { keys, stdout } = await listKeys(env, 'list-account');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'list-account', source: 'api', name: 'first', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: null },
+      {
+        id: created.id,
+        account_id: 'list-account',
+        source: 'api',
+        name: 'first',
+        created_at: expect.stringMatching(ISO),
+        revoked_at: null,
+        last_used_at: null,
+      },
     ]);
     expect(stdout).not.toContain(created.key);
     expect(stdout).not.toMatch(/chk_|hash/);
@@ -382,7 +390,15 @@ describe('beside a server running on the same DATA_DIR', { timeout: 60_000 }, ()
 
     const { keys, stdout } = await listKeys(withToken, 'through-server');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'through-server', source: 'make', name: 'Make', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: expect.stringMatching(ISO) },
+      {
+        id: created.id,
+        account_id: 'through-server',
+        source: 'make',
+        name: 'Make',
+        created_at: expect.stringMatching(ISO),
+        revoked_at: null,
+        last_used_at: expect.stringMatching(ISO),
+      },
     ]);
     expect(stdout).not.toContain(created.key);
 
@@ -494,7 +510,15 @@ describe.runIf(engines().includes('postgres'))('with DATABASE_URL (PostgreSQL se
 
     const { keys, stdout } = await listKeys(env, 'pg-account');
     expect(keys).toEqual([
-      { id: created.id, account_id: 'pg-account', source: 'hubspot', name: 'HubSpot', created_at: expect.stringMatching(ISO), revoked_at: null, last_used_at: null },
+      {
+        id: created.id,
+        account_id: 'pg-account',
+        source: 'hubspot',
+        name: 'HubSpot',
+        created_at: expect.stringMatching(ISO),
+        revoked_at: null,
+        last_used_at: null,
+      },
     ]);
     expect(stdout).not.toContain(created.key);
 

@@ -43,7 +43,12 @@ describe('configuration', () => {
 
   it('reads REDIS_CLUSTER_NODES as host:port pairs, uses the cluster over REDIS_URL, and refuses anything else naming it', () => {
     const cluster = loadConfig({ REDIS_CLUSTER_NODES: ' redis-a:7000, 10.0.0.2:7001 ,', REDIS_URL: 'redis://127.0.0.1:6379' });
-    expect(redisTargetOf(cluster)).toStrictEqual({ clusterNodes: [{ host: 'redis-a', port: 7000 }, { host: '10.0.0.2', port: 7001 }] });
+    expect(redisTargetOf(cluster)).toStrictEqual({
+      clusterNodes: [
+        { host: 'redis-a', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+      ],
+    });
     expect(redisTargetOf(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }))).toStrictEqual({ url: 'redis://127.0.0.1:6379' });
     expect(redisTargetOf(loadConfig({}))).toBeUndefined();
     for (const bad of ['redis-a', 'redis://redis-a:7000', 'redis-a:port', ',']) {

@@ -20,9 +20,7 @@ const tempDir = () => {
 };
 
 const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
 /**
  * Runs `script` in another node process with `lock` bound to the built dataDirLock module; resolves

@@ -122,7 +122,11 @@ async function startWeb(platform: Platform, env: Record<string, string>) {
 
 const TOKEN = 'deploy-commands-internal-token-0123';
 const json = async (url: string, method: string, authorization: string, body?: unknown) => {
-  const response = await fetch(url, { method, headers: { authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(url, {
+    method,
+    headers: { authorization, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 const newKey = async (web: { url: string }) => (await json(`${web.url}/internal/v1/accounts/acme/keys`, 'POST', `Bearer ${TOKEN}`, {})).body.key as string;
@@ -146,7 +150,13 @@ async function upsertAcrossSignal(web: { url: string }, key: string, phone: stri
   const { hostname, port } = new URL(web.url);
   return new Promise<number>((resolve, reject) => {
     const post = request(
-      { hostname, port, path: '/api/v1/contacts', method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        hostname,
+        port,
+        path: '/api/v1/contacts',
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         response.resume();
         resolve(response.statusCode!);
@@ -168,14 +178,24 @@ describe.runIf(withPostgresAndRedis).each(['docker-compose.yml', 'Procfile'] as 
     const redis = redisForTest();
     const receiver = await startReceiver({ respond: () => ({ delayMs: 1_500 }) });
     try {
-      const env = { DATABASE_URL: database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix, INTERNAL_API_TOKEN: TOKEN, DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' };
+      const env = {
+        DATABASE_URL: database.url,
+        REDIS_URL: redis.url,
+        QUEUE_PREFIX: redis.prefix,
+        INTERNAL_API_TOKEN: TOKEN,
+        DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+      };
       const migrate = PLATFORMS[platform]('migrate', env);
       expect(await migrate.exited).toBe(0);
       expect(migrate.output()).toMatch(/migrations applied to the PostgreSQL database at DATABASE_URL/);
 
       const web = await startWeb(platform, env);
       const worker = PLATFORMS[platform]('worker', env);
-      await waitUntil(() => worker.output().includes('worker started'), 30_000, () => worker.output());
+      await waitUntil(
+        () => worker.output().includes('worker started'),
+        30_000,
+        () => worker.output(),
+      );
       const { key } = await deliveryInFlight(web, receiver, '/held');
 
       const stopped = await deploy(worker);
@@ -219,7 +239,9 @@ describe('Procfile run locally on the embedded default (no DATABASE_URL, no REDI
       // PGlite allows one process: the outcome is read back through the next start.
       const again = await startWeb('Procfile', env);
       const log = await json(`${again.url}/api/v1/hooks/${hookId}/deliveries`, 'GET', `Bearer ${key}`);
-      expect((log.body.deliveries as { status: string; response_status: number }[]).map((delivery) => [delivery.status, delivery.response_status])).toStrictEqual([['delivered', 200]]);
+      expect(
+        (log.body.deliveries as { status: string; response_status: number }[]).map((delivery) => [delivery.status, delivery.response_status]),
+      ).toStrictEqual([['delivered', 200]]);
       expect(await deploy(again)).toStrictEqual({ code: 0, leftBehind: false });
     } finally {
       await receiver.close();

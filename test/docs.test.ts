@@ -11,16 +11,20 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(import.meta.dirname, '..');
 const README_MOST_LINES = 300;
 
-const documents = ['README.md', 'ops/README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const documents = [
+  'README.md',
+  'ops/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** Markdown without its fenced code blocks, where a `[x](y)` is code, not a link. */
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '');
 
 /** Relative link targets: `[text](target)` and `![alt](target)`, without web addresses or bare anchors. */
 function linksOf(text: string): string[] {
-  return [...prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
-    .map((match) => match[1]!)
-    .filter((target) => !/^[a-z]+:/i.test(target));
+  return [...prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
 /** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens. */

@@ -48,7 +48,11 @@ describe('.env', () => {
     const port = await freePort();
     const cwd = directoryWithEnvFile([`PORT=${port}        # a comment after the value`, 'HOST=127.0.0.1']);
     const web = startWebIn(cwd, {});
-    await waitUntil(async () => !web.alive() || (await answers(port)), 30_000, () => web.output());
+    await waitUntil(
+      async () => !web.alive() || (await answers(port)),
+      30_000,
+      () => web.output(),
+    );
     expect(web.alive()).toBe(true);
     expect(await web.stop('SIGTERM')).toBe(0);
   });
@@ -64,7 +68,11 @@ describe('.env', () => {
     const [filePort, envPort] = [await freePort(), await freePort()];
     const cwd = directoryWithEnvFile([`PORT=${filePort}`, 'HOST=127.0.0.1']);
     const web = startWebIn(cwd, { PORT: String(envPort) });
-    await waitUntil(async () => !web.alive() || (await answers(envPort)), 30_000, () => web.output());
+    await waitUntil(
+      async () => !web.alive() || (await answers(envPort)),
+      30_000,
+      () => web.output(),
+    );
     expect(web.alive()).toBe(true);
     expect(await answers(filePort)).toBe(false);
     expect(await web.stop('SIGTERM')).toBe(0);

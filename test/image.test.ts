@@ -44,7 +44,12 @@ function runtimeImports(dir = join(root, 'dist/src')): string[] {
     const specifiers = [...readFileSync(path, 'utf8').matchAll(/(?<!\.)\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
     return specifiers
       .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:') && !builtinModules.includes(specifier))
-      .map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+      .map((specifier) =>
+        specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
   });
 }
 
@@ -72,10 +77,17 @@ describe('the Docker image', () => {
   it('leaves bench/, tests and TypeScript sources out of the final stage and the build context', () => {
     const sources = final.instructions
       .filter((line) => line.startsWith('COPY '))
-      .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((token) => !token.startsWith('--')));
+      .flatMap((line) =>
+        line
+          .split(/\s+/)
+          .slice(1, -1)
+          .filter((token) => !token.startsWith('--')),
+      );
     expect(sources.length).toBeGreaterThan(0);
     expect(sources.filter((source) => ['.', './', 'src', 'bench', 'test'].includes(source.replace(/^\/app\//, '')))).toStrictEqual([]);
-    const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim());
     expect(ignored).toEqual(expect.arrayContaining(['bench', 'test', 'node_modules', 'dist']));
   });
 

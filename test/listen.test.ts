@@ -42,7 +42,11 @@ async function startWeb(env: Record<string, string>) {
 
 /** Runs the CLI to its end: `keys create --quiet` prints the key alone. */
 async function newKey(env: Record<string, string>, account = 'acme') {
-  const run = launch('bin/contact-hooks.js', { LOG_LEVEL: 'warn', ...env }, { args: ['keys', 'create', '--account', account, '--quiet'], cwd: root, endsByItself: true });
+  const run = launch(
+    'bin/contact-hooks.js',
+    { LOG_LEVEL: 'warn', ...env },
+    { args: ['keys', 'create', '--account', account, '--quiet'], cwd: root, endsByItself: true },
+  );
   expect(await run.exited).toBe(0);
   return run.stdout().trim();
 }
@@ -51,7 +55,11 @@ async function newKey(env: Record<string, string>, account = 'acme') {
 async function startListen(env: Record<string, string>, args: string[]) {
   const listen = launch('bin/contact-hooks.js', { LOG_LEVEL: 'warn', ...env }, { args: ['listen', ...args], cwd: root, label: 'listen' });
   started.push(listen);
-  await waitUntil(() => !listen.alive() || listen.stderr().includes('Ready:'), 20_000, () => listen.output());
+  await waitUntil(
+    () => !listen.alive() || listen.stderr().includes('Ready:'),
+    20_000,
+    () => listen.output(),
+  );
   expect(listen.alive()).toBe(true);
   const url = /Ready: listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(listen.stderr())![1]!;
   return { ...listen, url };
@@ -98,7 +106,11 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     });
     expect(internal.status).toBe(202);
 
-    await waitUntil(() => jsonLines(listen.stdout()).length === 2, 15_000, () => listen.output());
+    await waitUntil(
+      () => jsonLines(listen.stdout()).length === 2,
+      15_000,
+      () => listen.output(),
+    );
     // Two subscriptions are two targets, delivered side by side: either may print first.
     const deliveries = jsonLines(listen.stdout()).sort((a, b) => b.event.localeCompare(a.event));
     expect(deliveries.map((delivery) => [delivery.event, delivery.signature])).toStrictEqual([
@@ -136,15 +148,23 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     const headers = { 'webhook-id': 'forged-1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
     const signature = new Webhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw').sign(headers['webhook-id'], new Date(), body);
     const status = await new Promise<number>((resolve, reject) => {
-      const post = request(`${listen.url}/new_contact`, { method: 'POST', ca, headers: { ...headers, 'webhook-signature': signature, 'content-type': 'application/json' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode!);
-      });
+      const post = request(
+        `${listen.url}/new_contact`,
+        { method: 'POST', ca, headers: { ...headers, 'webhook-signature': signature, 'content-type': 'application/json' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        },
+      );
       post.on('error', reject).end(body);
     });
     expect(status).toBe(400);
     // listen answers, then prints: its line may reach this process a moment after the answer.
-    await waitUntil(() => /new_contact {2}forged-1 {2}signature NOT verified \(mismatch\)/.test(listen.stdout()), 5_000, () => listen.output());
+    await waitUntil(
+      () => /new_contact {2}forged-1 {2}signature NOT verified \(mismatch\)/.test(listen.stdout()),
+      5_000,
+      () => listen.output(),
+    );
     expect(listen.alive()).toBe(true);
 
     await api(web, key)('POST', '/contacts', { phone: '+1 415 555 0111', name: 'Bo' });
@@ -157,7 +177,11 @@ describe('contact-hooks listen, beside an embedded development server', () => {
   it('explains a delivery the service refused because the SSRF guard is on (the default), and still unsubscribes on SIGTERM', async () => {
     const DATA_DIR = dataDir();
     const web = await startWeb({ DATA_DIR });
-    const refused = launch('bin/contact-hooks.js', { DATA_DIR }, { args: ['listen', '--key', 'chk_not-a-key', '--events', 'new_contact'], cwd: root, endsByItself: true });
+    const refused = launch(
+      'bin/contact-hooks.js',
+      { DATA_DIR },
+      { args: ['listen', '--key', 'chk_not-a-key', '--events', 'new_contact'], cwd: root, endsByItself: true },
+    );
     expect(await refused.exited).toBe(1);
     expect(refused.stderr()).toMatch(/refused the key \(401\)/);
     expect(readdirSync(join(DATA_DIR, 'listen'))).toStrictEqual([]);
@@ -165,7 +189,11 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     const key = await newKey({ DATA_DIR });
     const listen = await startListen({ DATA_DIR }, ['--key', key, '--events', 'new_contact']);
     await api(web, key)('POST', '/contacts', { phone: '+1 415 555 0122' });
-    await waitUntil(() => listen.stderr().includes('did not arrive'), 15_000, () => listen.output());
+    await waitUntil(
+      () => listen.stderr().includes('did not arrive'),
+      15_000,
+      () => listen.output(),
+    );
     expect(listen.stderr()).toMatch(/did not arrive: refused \(private_address\)\. .*DELIVERY_ALLOW_PRIVATE_NETWORKS=true/);
     expect(listen.stdout()).toBe('');
     expect(await listen.stop('SIGTERM')).toBe(0);
@@ -179,7 +207,11 @@ describe('contact-hooks listen, beside an embedded development server', () => {
     const key = await newKey({ DATA_DIR });
     const listen = await startListen({ DATA_DIR: dataDir() }, ['--key', key, '--events', 'new_contact', '--server', web.url]);
     await api(web, key)('POST', '/contacts', { phone: '+1 415 555 0133' });
-    await waitUntil(() => listen.stderr().includes('did not arrive'), 15_000, () => listen.output());
+    await waitUntil(
+      () => listen.stderr().includes('did not arrive'),
+      15_000,
+      () => listen.output(),
+    );
     expect(listen.stderr()).toMatch(/did not arrive: failed \(tls_error\)\. .*same DATA_DIR/);
     expect(listen.stdout()).toBe('');
     expect(await listen.stop('SIGINT')).toBe(0);
@@ -200,7 +232,11 @@ describe.runIf(withPostgresAndRedis)('contact-hooks listen, beside web and a wor
       const key = await newKey({ DATABASE_URL: database.url, DATA_DIR });
       const listen = await startListen({ DATA_DIR }, ['--key', key, '--events', 'new_contact', '--json', '--server', web.url]);
       await api(web, key)('POST', '/contacts', { phone: '+1 415 555 0144', name: 'Cy' });
-      await waitUntil(() => jsonLines(listen.stdout()).length === 1, 20_000, () => `${listen.output()}\n${worker.output()}`);
+      await waitUntil(
+        () => jsonLines(listen.stdout()).length === 1,
+        20_000,
+        () => `${listen.output()}\n${worker.output()}`,
+      );
       expect(jsonLines(listen.stdout())[0]).toMatchObject({ event: 'new_contact', signature: 'verified', body: { data: { name: 'Cy' } } });
       expect(await listen.stop('SIGINT')).toBe(0);
       expect((await api(web, key)('GET', '/hooks')).body.hooks).toStrictEqual([]);

@@ -10,8 +10,7 @@ import { MIGRATIONS } from '../src/storage/migrations.js';
 import { createPostgresDatabase, engines } from './support/databases.js';
 
 const run = promisify(execFile);
-const migrate = (env: Record<string, string>) =>
-  run(process.execPath, ['dist/src/main/migrate.js'], { env: { PATH: process.env.PATH ?? '', ...env } });
+const migrate = (env: Record<string, string>) => run(process.execPath, ['dist/src/main/migrate.js'], { env: { PATH: process.env.PATH ?? '', ...env } });
 const latest = Math.max(...MIGRATIONS.map((migration) => migration.version));
 
 /** `npm run migrate` (the Procfile's release phase) as a real process, run twice: the second run is a no-op. */
@@ -20,7 +19,8 @@ describe.each(engines())('migrate on %s', (engine) => {
     if (engine === 'postgres') {
       const database = await createPostgresDatabase();
       try {
-        for (let i = 0; i < 2; i++) expect((await migrate({ DATABASE_URL: database.url })).stdout).toBe('migrations applied to the PostgreSQL database at DATABASE_URL\n');
+        for (let i = 0; i < 2; i++)
+          expect((await migrate({ DATABASE_URL: database.url })).stdout).toBe('migrations applied to the PostgreSQL database at DATABASE_URL\n');
         const client = new pg.Client({ connectionString: database.url });
         await client.connect();
         const { rows } = await client.query('SELECT max(version) AS version, count(*)::int AS n FROM schema_migrations');

@@ -37,7 +37,11 @@ async function start() {
   const web = launch('bin/start.js', { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }, { cwd: copy, endsByItself: true });
   running.push(web);
   const healthy = async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true;
-  await waitUntil(async () => !web.alive() || (await healthy()), 120_000, () => web.output());
+  await waitUntil(
+    async () => !web.alive() || (await healthy()),
+    120_000,
+    () => web.output(),
+  );
   if (!web.alive()) return { served: false, code: await web.exited, output: web.output() };
   expect(await web.stop('SIGTERM')).toBe(0);
   return { served: true, code: 0, output: web.output() };

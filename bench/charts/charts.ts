@@ -51,7 +51,10 @@ export function throughputChart(input: ThroughputInput): string {
     ],
   }));
   const desc = input.pairs
-    .map((pair) => `${pair.label}: the service ${formatNumber(pair.service)} ${pair.unit}, ${pair.referenceLabel} ${formatNumber(pair.reference)} ${pair.unit} (ratio ${ratio(pair.service, pair.reference)})`)
+    .map(
+      (pair) =>
+        `${pair.label}: the service ${formatNumber(pair.service)} ${pair.unit}, ${pair.referenceLabel} ${formatNumber(pair.reference)} ${pair.unit} (ratio ${ratio(pair.service, pair.reference)})`,
+    )
     .join('; ');
   return renderBars({
     title: 'Throughput beside its references',
@@ -120,7 +123,10 @@ export function pacingChart(input: PacingInput): string {
 
 /** The points in minutes, with a break wherever samples are missing for longer than a few of their steps (no process of the group ran). */
 function withBreaks(points: MemoryInput['series'][number]['points']): Array<[number, number] | null> {
-  const gaps = points.slice(1).map((point, i) => point.atS - points[i]!.atS).sort((a, b) => a - b);
+  const gaps = points
+    .slice(1)
+    .map((point, i) => point.atS - points[i]!.atS)
+    .sort((a, b) => a - b);
   const longest = 3 * (gaps[Math.floor(gaps.length / 2)] ?? Infinity);
   return points.flatMap((point, i): Array<[number, number] | null> => {
     const drawn: [number, number] = [point.atS / 60, point.rssMiB];

@@ -23,7 +23,10 @@ export function throughputInput(results: BenchResults): ThroughputInput | undefi
   if (api !== undefined && direct !== undefined) {
     pairs.push({ label: 'Upserts, PostgreSQL', unit: 'upserts/s', service: api, reference: direct, referenceLabel: 'raw driver' });
   }
-  for (const [key, workers] of [['one', 'web + 1 worker'], ['two', 'web + 2 workers']] as const) {
+  for (const [key, workers] of [
+    ['one', 'web + 1 worker'],
+    ['two', 'web + 2 workers'],
+  ] as const) {
     const service = numberAt(figures, 'deliveryThroughput', key, 'median', 'engine', 'perSecond');
     const minimum = numberAt(figures, 'deliveryThroughput', key, 'median', 'minimum');
     if (service !== undefined && minimum !== undefined) {
@@ -50,7 +53,10 @@ export function pacingInputs(results: BenchResults): Array<{ name: string; input
     if (!Array.isArray(targets)) return [];
     const input: PacingInput = {
       mode,
-      targets: targets.map((target: unknown) => ({ limitPerSecond: numberAt(target, 'limit') ?? NaN, arrivalsMs: (at(target, 'arrivalsMs') as number[] | undefined) ?? [] })),
+      targets: targets.map((target: unknown) => ({
+        limitPerSecond: numberAt(target, 'limit') ?? NaN,
+        arrivalsMs: (at(target, 'arrivalsMs') as number[] | undefined) ?? [],
+      })),
     };
     return input.targets.every((target) => target.arrivalsMs.length > 0) ? [{ name, input }] : [];
   });

@@ -77,7 +77,10 @@ export function niceTicks(max: number, count = 5, counts = false): number[] {
   if (!(max > 0)) return [0, 1];
   const rough = max / count;
   const power = 10 ** Math.floor(Math.log10(rough));
-  const step = Math.max(counts ? 1 : 0, [1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= rough)!);
+  const step = Math.max(
+    counts ? 1 : 0,
+    [1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= rough)!,
+  );
   const ticks = [];
   for (let tick = 0; tick < max + step - 1e-9; tick += step) ticks.push(Math.round(tick * 1e6) / 1e6);
   return ticks;

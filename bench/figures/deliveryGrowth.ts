@@ -40,7 +40,12 @@ async function seedDeliveryLog(ctx: BenchContext, rows: number) {
 }
 
 /** `deliver` has one new_conversation hook on the receiver; `basePerSecond` is figure 2's (web + 1 worker). */
-export async function deliveryGrowth(ctx: BenchContext, stack: PostgresStack, deliver: { accountId: string; channel: string }, basePerSecond: number): Promise<FigureResult> {
+export async function deliveryGrowth(
+  ctx: BenchContext,
+  stack: PostgresStack,
+  deliver: { accountId: string; channel: string },
+  basePerSecond: number,
+): Promise<FigureResult> {
   const rows = Math.max(100_000, Math.round(GROWTH_DELIVERY_ROWS * ctx.settings.scale));
   const rowsBefore = Number(((await ctx.sql('SELECT count(*)::bigint AS n FROM deliveries')).rows[0] as { n: number }).n);
   ctx.progress(`figure 5: seeding ${fmt(rows)} delivery rows`);

@@ -52,10 +52,14 @@ export async function deliveryThroughput(
   async function besideMinimum(label: string): Promise<{ rounds: Round[]; median: Round }> {
     const rounds: Round[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      ctx.progress(`figure 2, round ${round} of ${ROUNDS}: the durable minimum (${DURABLE_MINIMUM_CONCURRENCY} loops, ${durations.raw} ms), then ${label}, ${events} calls`);
+      ctx.progress(
+        `figure 2, round ${round} of ${ROUNDS}: the durable minimum (${DURABLE_MINIMUM_CONCURRENCY} loops, ${durations.raw} ms), then ${label}, ${events} calls`,
+      );
       const minimum = (await durableMinimum(ctx, DURABLE_MINIMUM_CONCURRENCY, durations.raw)).perSecond;
       const engine = await endToEndThroughput(ctx, stack.web.url, target, events, `${label} (round ${round})`);
-      ctx.progress(`  durable minimum ${fmt(minimum)}/s, then ${fmt(engine.perSecond)} deliveries/s (${fmt(engine.perSecond / minimum, 2)}), ingestion ${fmt(engine.ingestPerSecond)}/s`);
+      ctx.progress(
+        `  durable minimum ${fmt(minimum)}/s, then ${fmt(engine.perSecond)} deliveries/s (${fmt(engine.perSecond / minimum, 2)}), ingestion ${fmt(engine.ingestPerSecond)}/s`,
+      );
       rounds.push({ minimum, engine });
     }
     const byRatio = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b));
@@ -98,7 +102,11 @@ export async function deliveryThroughput(
   const minimumOfAll = median([...one.rounds, ...two.rounds].map((round) => round.minimum));
   return {
     perSecond: one.median.engine.perSecond,
-    data: { durableMinimum: minimumOfAll, deliveryThroughput: { one, two }, deliveryStageOnly: { events, perSecond: drainPerSecond, duplicates: drained.duplicates } },
+    data: {
+      durableMinimum: minimumOfAll,
+      deliveryThroughput: { one, two },
+      deliveryStageOnly: { events, perSecond: drainPerSecond, duplicates: drained.duplicates },
+    },
     rows: [
       e2eRow(1, one),
       e2eRow(2, two),

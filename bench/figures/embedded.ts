@@ -30,7 +30,9 @@ const START_SAMPLE_MS = 50;
  */
 async function startAndDeliver(ctx: BenchContext, dataDir: string, start: 'first start' | 'restart', events: number) {
   const sampler = sampleMemory(START_SAMPLE_MS);
-  const web = await ctx.services.start('web', { ...ctx.commonEnv, ...ENGINE_ENV, ...EMBEDDED_START_ENV, DATA_DIR: dataDir }, `web (PGlite, embedded default, ${start})`).finally(sampler.stop);
+  const web = await ctx.services
+    .start('web', { ...ctx.commonEnv, ...ENGINE_ENV, ...EMBEDDED_START_ENV, DATA_DIR: dataDir }, `web (PGlite, embedded default, ${start})`)
+    .finally(sampler.stop);
   const startPeakMiB = Math.max(sampler.peakMiB(web.pid), memoryOf(web.pid).peakMiB);
   try {
     await sleep(SETTLE_MS * Math.max(ctx.settings.scale, 0.3));
@@ -58,11 +60,15 @@ export async function embedded(ctx: BenchContext, postgresThroughput: (events: n
   const events = Math.max(1_000, Math.round(4_000 * ctx.settings.scale));
   ctx.progress(`embedded: first start on a fresh DATA_DIR, ${events} calls`);
   const first = await startAndDeliver(ctx, dataDir, 'first start', events);
-  ctx.progress(`  starting ${fmt(first.startPeakMiB)} MiB, settled ${fmt(first.settledMiB)} MiB, peak ${fmt(first.peakMiB)} MiB, ${fmt(first.delivered.perSecond)} deliveries/s`);
+  ctx.progress(
+    `  starting ${fmt(first.startPeakMiB)} MiB, settled ${fmt(first.settledMiB)} MiB, peak ${fmt(first.peakMiB)} MiB, ${fmt(first.delivered.perSecond)} deliveries/s`,
+  );
   const before = await postgresThroughput(events);
   ctx.progress('embedded: restart on the same DATA_DIR');
   const again = await startAndDeliver(ctx, dataDir, 'restart', events);
-  ctx.progress(`  starting ${fmt(again.startPeakMiB)} MiB, settled ${fmt(again.settledMiB)} MiB, peak ${fmt(again.peakMiB)} MiB, ${fmt(again.delivered.perSecond)} deliveries/s`);
+  ctx.progress(
+    `  starting ${fmt(again.startPeakMiB)} MiB, settled ${fmt(again.settledMiB)} MiB, peak ${fmt(again.peakMiB)} MiB, ${fmt(again.delivered.perSecond)} deliveries/s`,
+  );
   const after = await postgresThroughput(events);
   const postgresPerSecond = (before + after) / 2;
   ctx.progress(`  web + 1 worker on PostgreSQL and Redis: ${fmt(before)} before, ${fmt(after)} deliveries/s after`);

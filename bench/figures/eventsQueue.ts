@@ -69,7 +69,10 @@ export async function eventsQueue(ctx: BenchContext, serviceDeliveriesPerSecond?
           figure: '11',
           what: `One events queue alone on one Redis (one hash slot): ${fmt(total)} jobs added ${BATCH} at a time, run and completed with a return value, keeping completed ones (CPU a job: Redis ${fmt(cpu.redis ?? 0, 3)} ms, BullMQ in Node ${fmt(cpu.bench ?? 0, 3)} ms)`,
           measured: `${fmt(perSecond)} jobs/s`,
-          reference: serviceDeliveriesPerSecond === undefined ? '—' : `${fmt(serviceDeliveriesPerSecond)} deliveries/s: the service end to end, web + 1 worker (figure 2)`,
+          reference:
+            serviceDeliveriesPerSecond === undefined
+              ? '—'
+              : `${fmt(serviceDeliveriesPerSecond)} deliveries/s: the service end to end, web + 1 worker (figure 2)`,
           ratio: headroom === undefined ? '—' : fmt(headroom, 1),
           goal: '—',
           result: 'reported',

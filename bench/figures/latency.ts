@@ -60,7 +60,9 @@ export async function latency(ctx: BenchContext, stack: PostgresStack, accountId
     ctx.progress(`figure 3: latency at ${rate}/s, then the durable minimum's at the same rate`);
     const service = await callLatency(rate, durations.latency, `${fmt(await liveHooks())} subscriptions`);
     const reference = await durableMinimumLatency(ctx, rate, durations.latency, DURABLE_MINIMUM_CONCURRENCY);
-    ctx.progress(`  service p50 ${fmt(service.p50, 1)} / p99 ${fmt(service.p99, 1)} ms; durable minimum p50 ${fmt(reference.p50, 1)} / p99 ${fmt(reference.p99, 1)} ms`);
+    ctx.progress(
+      `  service p50 ${fmt(service.p50, 1)} / p99 ${fmt(service.p99, 1)} ms; durable minimum p50 ${fmt(reference.p50, 1)} / p99 ${fmt(reference.p99, 1)} ms`,
+    );
     byRate.push({ rate, service, reference });
   }
   const growthRate = at.perSecond.at(-1)!;
@@ -102,8 +104,20 @@ export async function latency(ctx: BenchContext, stack: PostgresStack, accountId
       }),
     ]),
     growth: [
-      ...growthRows('subscriptions (PostgreSQL)', `delivery latency p50 at ${growthRate}/s`, 'ms', false, points.map((p) => ({ ...p, value: p.p50 }))),
-      ...growthRows('subscriptions (PostgreSQL)', `delivery latency p99 at ${growthRate}/s`, 'ms', false, points.map((p) => ({ ...p, value: p.p99 }))),
+      ...growthRows(
+        'subscriptions (PostgreSQL)',
+        `delivery latency p50 at ${growthRate}/s`,
+        'ms',
+        false,
+        points.map((p) => ({ ...p, value: p.p50 })),
+      ),
+      ...growthRows(
+        'subscriptions (PostgreSQL)',
+        `delivery latency p99 at ${growthRate}/s`,
+        'ms',
+        false,
+        points.map((p) => ({ ...p, value: p.p99 })),
+      ),
     ],
   };
 }

@@ -124,7 +124,11 @@ async function measureSize(series: Series, size: number, index: number): Promise
   await measurePages(session, reps.pages, { hookId: hooks.fillerHook, accountId: FILLER, middleDay });
   const ticksAfter = machineTicks();
   const { samples, texts, plans, failures } = session.costs;
-  const planCache = await plansUsed(db, STATEMENTS.map(({ key }) => key), texts);
+  const planCache = await plansUsed(
+    db,
+    STATEMENTS.map(({ key }) => key),
+    texts,
+  );
   const databaseBytes = Number((await admin.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]!.n);
   const machineBusy = (ticksAfter.busy - ticksBefore.busy) / Math.max(1, ticksAfter.total - ticksBefore.total);
   // Before retention drops the oldest days and new ones are added ahead: the same days as measured above.
@@ -166,9 +170,13 @@ function logPoint(ctx: BenchContext, { actualRows, statements, machineBusy, plan
     const pair = (key: 'claim' | 'record') => `${key} ${fmt(beside[key].grown.medianUs)} µs against ${fmt(beside[key].reference.medianUs)} µs`;
     ctx.progress(`  beside a database of ${fmt(beside.referenceRows)} rows, alternating rounds: ${pair('claim')}, ${pair('record')}`);
   }
-  ctx.progress(`  plans (generic/custom, one connection): ${STATEMENTS.map(({ key }) => `${key} ${planCache[key] ? `${planCache[key].generic}/${planCache[key].custom}` : '?'}`).join(', ')}`);
+  ctx.progress(
+    `  plans (generic/custom, one connection): ${STATEMENTS.map(({ key }) => `${key} ${planCache[key] ? `${planCache[key].generic}/${planCache[key].custom}` : '?'}`).join(', ')}`,
+  );
   for (const r of retention) {
-    const parts = Object.entries(r.steps).map(([step, ms]) => `${step} ${fmt(ms, 1)}`).join(', ');
+    const parts = Object.entries(r.steps)
+      .map(([step, ms]) => `${step} ${fmt(ms, 1)}`)
+      .join(', ');
     ctx.progress(`  retention ${r.partitions.join(' + ')} (${fmt(r.rows)} deliveries): ${fmt(r.ms, 1)} ms = ${parts} ms`);
   }
   ctx.progress(`  database size ${fmt(databaseBytes / 2 ** 30, 1)} GiB`);
@@ -179,9 +187,7 @@ function writePlans(points: Point[]) {
   const plansFile = join(RESULTS_DIR, 'partition-growth-plans.txt');
   writeFileSync(
     plansFile,
-    points
-      .flatMap((point) => Object.entries(point.plans).map(([key, plan]) => `=== ${key} at ${fmt(point.actualRows)} delivery rows\n${plan}\n`))
-      .join('\n'),
+    points.flatMap((point) => Object.entries(point.plans).map(([key, plan]) => `=== ${key} at ${fmt(point.actualRows)} delivery rows\n${plan}\n`)).join('\n'),
   );
   return plansFile;
 }

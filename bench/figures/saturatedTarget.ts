@@ -13,7 +13,17 @@ import { sleep, waitUntil } from '../../kit/waiting.js';
 import type { BenchContext } from '../context.js';
 import { endToEndThroughput } from '../measure/deliveries.js';
 import { fmt, ratioRow, type FigureResult } from '../results.js';
-import { BACKLOG_EVENTS, PACED_WORKERS, SATURATED_ALONE_MS, SERVICE_DEFAULTS, SPREAD_EVENTS, SPREAD_HOOKS, SPREAD_MAX_PER_SECOND, SPREAD_ROUNDS, UPSERT_CONNECTIONS } from '../settings.js';
+import {
+  BACKLOG_EVENTS,
+  PACED_WORKERS,
+  SATURATED_ALONE_MS,
+  SERVICE_DEFAULTS,
+  SPREAD_EVENTS,
+  SPREAD_HOOKS,
+  SPREAD_MAX_PER_SECOND,
+  SPREAD_ROUNDS,
+  UPSERT_CONNECTIONS,
+} from '../settings.js';
 import { fireCall, runCount } from '../support/clients.js';
 import type { PostgresStack } from '../support/stacks.js';
 
@@ -34,7 +44,11 @@ async function queueBacklog(ctx: BenchContext, stack: PostgresStack) {
   } finally {
     await pool.close();
   }
-  await waitUntil(async () => (await count(ctx, 'SELECT count(*)::int AS n FROM event_outbox', [])) === 0, 120_000, "account A's events to be fanned out by the workers");
+  await waitUntil(
+    async () => (await count(ctx, 'SELECT count(*)::int AS n FROM event_outbox', [])) === 0,
+    120_000,
+    "account A's events to be fanned out by the workers",
+  );
 }
 
 /** Account B of one round: its own key and SPREAD_HOOKS hooks (own budget per host), on channel /b<round>. */
@@ -76,7 +90,9 @@ export async function saturatedTarget(ctx: BenchContext, stack: PostgresStack): 
     saturatedRates.push(saturated.count / beside.at(-1)!.seconds);
   }
   const backlogAfter = await queuedFor(ctx, A.accountId);
-  ctx.progress(`  ${beside.map((r) => fmt(r.perSecond)).join(', ')} deliveries/s; A's target took ${saturatedRates.map((r) => fmt(r, 1)).join(', ')}/s meanwhile`);
+  ctx.progress(
+    `  ${beside.map((r) => fmt(r.perSecond)).join(', ')} deliveries/s; A's target took ${saturatedRates.map((r) => fmt(r, 1)).join(', ')}/s meanwhile`,
+  );
 
   const mean = (runs: { perSecond: number }[]) => runs.reduce((sum, run) => sum + run.perSecond, 0) / runs.length;
   const rounds = (runs: { perSecond: number }[]) => runs.map((run) => fmt(run.perSecond)).join(' / ');

@@ -56,7 +56,15 @@ async function measureShape(ctx: BenchContext, shape: Shape, env: Record<string,
     const drains: Drain[] = [];
     for (const workers of SCALE_OUT_WORKERS) {
       ctx.progress(`figure 10: ${SHAPE_LABEL[shape]}, backlog of ${fmt(events)} calls drained by ${workers} worker${workers > 1 ? 's' : ''}`);
-      const measured = await drain(ctx, stack, shape, workers, events, redisPids, `scale-out: ${SHAPE_LABEL[shape]}, ${workers} worker${workers > 1 ? 's' : ''} drain a backlog`);
+      const measured = await drain(
+        ctx,
+        stack,
+        shape,
+        workers,
+        events,
+        redisPids,
+        `scale-out: ${SHAPE_LABEL[shape]}, ${workers} worker${workers > 1 ? 's' : ''} drain a backlog`,
+      );
       ctx.progress(
         `  ${fmt(measured.perSecond)} deliveries/s first to last (${fmt(measured.allUpPerSecond)}/s once all ${workers} were up, ${fmt(measured.startSpreadMs)} ms after the first receipt)`,
       );
@@ -139,7 +147,9 @@ export async function scaleOut(ctx: BenchContext): Promise<FigureResult> {
         `Services run with the engine figures' pacing (${Object.entries(ENGINE_ENV)
           .filter(([name]) => name !== 'DATABASE_POOL_SIZE')
           .map(([name, value]) => `${name}=${value}`)
-          .join(', ')}) and DATABASE_POOL_SIZE=${POOL_SIZE} (4 workers and the web at 50 would exceed PostgreSQL's 100 connections; a drain during which PostgreSQL refused a connection is measured again). ` +
+          .join(
+            ', ',
+          )}) and DATABASE_POOL_SIZE=${POOL_SIZE} (4 workers and the web at 50 would exceed PostgreSQL's 100 connections; a drain during which PostgreSQL refused a connection is measured again). ` +
         `Workers start together; the first→last rate includes their start (the "once all were up" rate does not). ` +
         `BullMQ's keys share one hash tag (bullPrefix), so on the cluster the queues sit on one master; the pacer's keys spread.`,
       ...drains.map((drain) => `Figure 10, ${cpuNote(drain)}.`),

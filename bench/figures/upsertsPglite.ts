@@ -64,7 +64,10 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
           pauseMs: 0,
           open: async () => ({
             upsert: async (phone) => {
-              const results = await contactQueries(direct).upsert([{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }], RELAY_GRACE_MS);
+              const results = await contactQueries(direct).upsert(
+                [{ accountId: 'bench', input: { phone, fields: { name: `Bench ${phone.slice(-4)}` } }, source: 'bench' }],
+                RELAY_GRACE_MS,
+              );
               return results[0]!.action === 'inserted' ? 'inserted' : 'updated';
             },
             close: async () => {},
@@ -97,6 +100,8 @@ export async function upsertsPglite(ctx: BenchContext): Promise<FigureResult> {
     growth: contactGrowth('contacts (PGlite)', PGLITE_LATENCY_RATE, points),
     notes: settings.pgliteContactSizes.includes(1_000_000)
       ? []
-      : ['PGlite growth stops at 100k contacts: seeding 1M into two PGlite stores would take a large share of the 10-minute budget (BENCH_PGLITE_SIZES=1000,100000,1000000 runs it).'],
+      : [
+          'PGlite growth stops at 100k contacts: seeding 1M into two PGlite stores would take a large share of the 10-minute budget (BENCH_PGLITE_SIZES=1000,100000,1000000 runs it).',
+        ],
   };
 }

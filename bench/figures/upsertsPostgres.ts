@@ -28,14 +28,44 @@ export interface ContactPoint {
 /** The growth series of one store's contact points. */
 export function contactGrowth(store: string, rate: number, points: ContactPoint[]) {
   return [
-    ...growthRows(store, `API upserts/s (${UPSERT_CONNECTIONS} conn)`, 'req/s', true, points.map((p) => ({ ...p, value: p.api.perSecond, other: p.api.other }))),
-    ...growthRows(store, 'direct store upserts/s', 'upserts/s', true, points.map((p) => ({ ...p, value: p.direct.perSecond, other: p.direct.other }))),
+    ...growthRows(
+      store,
+      `API upserts/s (${UPSERT_CONNECTIONS} conn)`,
+      'req/s',
+      true,
+      points.map((p) => ({ ...p, value: p.api.perSecond, other: p.api.other })),
+    ),
+    ...growthRows(
+      store,
+      'direct store upserts/s',
+      'upserts/s',
+      true,
+      points.map((p) => ({ ...p, value: p.direct.perSecond, other: p.direct.other })),
+    ),
     // The two above alternate window by window, so their quotient holds still when the host's
     // speed drifts between sizes (one run's raw driver slowed 1.92× at 1M contacts): it is the
     // service's own growth, beyond what the same statements cost PostgreSQL at that size.
-    ...growthRows(store, 'API upserts ÷ direct, same windows', '×', true, points.map((p) => ({ ...p, value: p.api.perSecond / p.direct.perSecond }))),
-    ...growthRows(store, `new_contact delivery latency p50 at ${rate}/s`, 'ms', false, points.map((p) => ({ ...p, value: p.p50 }))),
-    ...growthRows(store, `new_contact delivery latency p99 at ${rate}/s`, 'ms', false, points.map((p) => ({ ...p, value: p.p99 }))),
+    ...growthRows(
+      store,
+      'API upserts ÷ direct, same windows',
+      '×',
+      true,
+      points.map((p) => ({ ...p, value: p.api.perSecond / p.direct.perSecond })),
+    ),
+    ...growthRows(
+      store,
+      `new_contact delivery latency p50 at ${rate}/s`,
+      'ms',
+      false,
+      points.map((p) => ({ ...p, value: p.p50 })),
+    ),
+    ...growthRows(
+      store,
+      `new_contact delivery latency p99 at ${rate}/s`,
+      'ms',
+      false,
+      points.map((p) => ({ ...p, value: p.p99 })),
+    ),
   ];
 }
 
@@ -84,7 +114,7 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
     ],
     growth: contactGrowth('contacts (PostgreSQL)', rate, points),
     notes: [
-      'Figure 1 (PostgreSQL): the web process runs with REDIS_URL, as in production (each new contact\'s event is recorded with its outbox row and its job added to the events queue, and the rate limit counts in Redis); the worker is stopped during the upsert windows (its work is figure 2), so the jobs wait in Redis. The new_contact events of those upserts have no subscriber: their fan-out, later, makes no delivery.',
+      "Figure 1 (PostgreSQL): the web process runs with REDIS_URL, as in production (each new contact's event is recorded with its outbox row and its job added to the events queue, and the rate limit counts in Redis); the worker is stopped during the upsert windows (its work is figure 2), so the jobs wait in Redis. The new_contact events of those upserts have no subscriber: their fan-out, later, makes no delivery.",
       `Figure 1 reference: the bench process upserts the same phone mix (uniform over the seeded phones, or new) with one INSERT … ON CONFLICT (account_id, phone) DO UPDATE … RETURNING through pg, a pool of ${UPSERT_POOL_SIZE} and ${UPSERT_CONNECTIONS} loops; the API writes the contact and its new_contact outbox row in one statement as well, behind HTTP, the API key, validation, the rate limit and the request log. The reference's pool is opened for its window and closed after; the two pools of ${UPSERT_POOL_SIZE} together are all of PostgreSQL's 100 connections.`,
     ],
   };

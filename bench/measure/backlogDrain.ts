@@ -83,8 +83,9 @@ function cpuOfPids(windows: CpuWindow[], pids: number[], deliveries: number): Pr
 }
 
 /** Pids the snapshots put in `group`. */
-const pidsOfGroup = (windows: CpuWindow[], group: string) =>
-  [...new Set(windows.flatMap(([, after]) => [...after.processes].filter(([, process]) => process.group === group).map(([pid]) => Number(pid))))];
+const pidsOfGroup = (windows: CpuWindow[], group: string) => [
+  ...new Set(windows.flatMap(([, after]) => [...after.processes].filter(([, process]) => process.group === group).map(([pid]) => Number(pid)))),
+];
 
 /** Times a service log says PostgreSQL refused it a connection. */
 const refusals = () =>
@@ -111,7 +112,15 @@ async function ingestBacklog(ctx: BenchContext, stack: PostgresStack, events: nu
 }
 
 /** One drain: a backlog of `events`, then `workers` workers started together; throws unless every call was delivered exactly once. */
-export async function drain(ctx: BenchContext, stack: PostgresStack, shape: Shape, workers: number, events: number, redisPids: number[], cpuLabel?: string): Promise<Drain> {
+export async function drain(
+  ctx: BenchContext,
+  stack: PostgresStack,
+  shape: Shape,
+  workers: number,
+  events: number,
+  redisPids: number[],
+  cpuLabel?: string,
+): Promise<Drain> {
   const what = `scale-out (${SHAPE_LABEL[shape]}, ${workers} worker${workers > 1 ? 's' : ''})`;
   for (let attempt = 1; ; attempt++) {
     const refusedBefore = refusals();
@@ -128,7 +137,8 @@ export async function drain(ctx: BenchContext, stack: PostgresStack, shape: Shap
         const recorded = ctx.cpu.record(cpuLabel, windows, result.measuredDeliveries);
         Object.assign(result, { cpuMsPerDelivery: recorded.perOpMs, utilisation: recorded.utilisation });
       }
-      if (skewed) ctx.progress(`  other processes still took ${fmt(result.otherShare * 100)}% of the machine after ${ATTEMPTS} attempts; kept, and marked skewed`);
+      if (skewed)
+        ctx.progress(`  other processes still took ${fmt(result.otherShare * 100)}% of the machine after ${ATTEMPTS} attempts; kept, and marked skewed`);
       return result;
     }
     if (attempt === ATTEMPTS) throw new Error(`${what}: PostgreSQL refused connections (too many clients) in ${ATTEMPTS} attempts`);
@@ -141,7 +151,14 @@ export async function drain(ctx: BenchContext, stack: PostgresStack, shape: Shap
   }
 }
 
-async function drainOnce(ctx: BenchContext, stack: PostgresStack, shape: Shape, workers: number, events: number, redisPids: number[]): Promise<{ result: Drain; windows: CpuWindow[] }> {
+async function drainOnce(
+  ctx: BenchContext,
+  stack: PostgresStack,
+  shape: Shape,
+  workers: number,
+  events: number,
+  redisPids: number[],
+): Promise<{ result: Drain; windows: CpuWindow[] }> {
   await ingestBacklog(ctx, stack, events);
   // Others' work on this machine (test runs) takes the cores the workers are measured on.
   const otherLoadBefore = await waitForQuiet(ctx.cpu.pids, Math.min(ctx.settings.waitIdleMs, QUIET_WAIT_MS), ctx.progress);

@@ -110,10 +110,17 @@ export async function deliveryLatency(
 export async function newContactLatency(ctx: BenchContext, webUrl: string, key: string, channel: string, rate: number, label: string) {
   const pool = new Pool(webUrl, { connections: 128 });
   try {
-    const measured = await deliveryLatency(ctx, `delivery latency, new contacts at ${rate}/s (${label})`, rate, ctx.settings.durations.latencyGrowth, `${channel} `, () => {
-      const phone = ctx.phones.newPhone();
-      return { key: `${channel} ${phone}`, sent: upsertViaApi(pool, key, phone) };
-    });
+    const measured = await deliveryLatency(
+      ctx,
+      `delivery latency, new contacts at ${rate}/s (${label})`,
+      rate,
+      ctx.settings.durations.latencyGrowth,
+      `${channel} `,
+      () => {
+        const phone = ctx.phones.newPhone();
+        return { key: `${channel} ${phone}`, sent: upsertViaApi(pool, key, phone) };
+      },
+    );
     ctx.progress(`  new_contact latency p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms`);
     return measured;
   } finally {

@@ -51,7 +51,11 @@ async function openDurableMinimum(ctx: BenchContext, connections: number) {
   const deliver = async (path = '/dm') => {
     const eventId = randomUUID();
     const data = callBody(randomUUID());
-    await db.query({ name: 'dm-event', text: 'INSERT INTO durable_min_events (id, account_id, event_type, data) VALUES ($1, $2, $3, $4)', values: [eventId, 'durable', 'new_conversation', data] });
+    await db.query({
+      name: 'dm-event',
+      text: 'INSERT INTO durable_min_events (id, account_id, event_type, data) VALUES ($1, $2, $3, $4)',
+      values: [eventId, 'durable', 'new_conversation', data],
+    });
     const claimId = randomUUID();
     const claimed = await db.query({
       name: 'dm-claim',
@@ -59,9 +63,18 @@ async function openDurableMinimum(ctx: BenchContext, connections: number) {
       values: [claimId, eventId, hookId],
     });
     if (claimed.rowCount !== 1) throw new Error('durable minimum: a fresh claim conflicted');
-    const response = await receiver.request({ path, method: 'POST', body: `{"event":"new_conversation","data":${data}}`, headers: { 'content-type': 'application/json' } });
+    const response = await receiver.request({
+      path,
+      method: 'POST',
+      body: `{"event":"new_conversation","data":${data}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     await response.body.text();
-    await db.query({ name: 'dm-outcome', text: `UPDATE durable_min_claims SET status = $2, response_status = $3 WHERE id = $1`, values: [claimId, response.statusCode === 200 ? 'delivered' : 'failed', response.statusCode] });
+    await db.query({
+      name: 'dm-outcome',
+      text: `UPDATE durable_min_claims SET status = $2, response_status = $3 WHERE id = $1`,
+      values: [claimId, response.statusCode === 200 ? 'delivered' : 'failed', response.statusCode],
+    });
   };
   return {
     deliver,

@@ -179,7 +179,11 @@ export async function measurePages(session: CostSession, rounds: number, { hookI
     ['pageDay', () => store.deliveries.page({ hookId }, { limit: LOG_LIMIT, since: new Date(middleDay), until: new Date(middleDay + DAY) })],
     [
       'pageDeep',
-      () => store.deliveries.page({ hookId }, { limit: LOG_LIMIT, after: { queuedAt: positionText(middleDay + DAY / 2), id: 'ffffffff-ffff-7fff-bfff-ffffffffffff' } }),
+      () =>
+        store.deliveries.page(
+          { hookId },
+          { limit: LOG_LIMIT, after: { queuedAt: positionText(middleDay + DAY / 2), id: 'ffffffff-ffff-7fff-bfff-ffffffffffff' } },
+        ),
     ],
   ];
   // In turns, so that other work on the machine meanwhile weighs on each kind of page alike.

@@ -58,7 +58,15 @@ export const rawDriverUpsert = (url: string, accountId: string): UpsertReference
  * in alternating rounds after a warm-up of each, so that a drift in the machine's load hits both
  * alike. Phones are half new, half uniform over the `seeded` ones.
  */
-export async function upsertPair(ctx: BenchContext, webUrl: string, key: string, reference: UpsertReference, seeded: number, durationMs: number, label: string) {
+export async function upsertPair(
+  ctx: BenchContext,
+  webUrl: string,
+  key: string,
+  reference: UpsertReference,
+  seeded: number,
+  durationMs: number,
+  label: string,
+) {
   const pool = new Pool(webUrl, { connections: UPSERT_CONNECTIONS, pipelining: 1 });
   const api = emptyFigure();
   const direct = emptyFigure();

@@ -61,7 +61,9 @@ export async function openGrowthDatabase(ctx: BenchContext, prefix: string): Pro
       return c;
     };
     // Seeding writes rows valid by construction: no foreign-key trigger per row, no wait for each commit's flush.
-    const seeders = await Promise.all(Array.from({ length: SEEDERS }, () => client(['SET session_replication_role = replica', 'SET synchronous_commit = off'])));
+    const seeders = await Promise.all(
+      Array.from({ length: SEEDERS }, () => client(['SET session_replication_role = replica', 'SET synchronous_commit = off'])),
+    );
     const admin = await client([]);
     const traced = createTracedStore(db);
     const hooks = await seedAccounts((text, params) => db.query(text, params));

@@ -51,7 +51,7 @@ export async function openLoop(rate: number, durationMs: number, operation: (ind
   const running: Promise<void>[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  for (let i = 0; i < total; ) {
+  for (let i = 0; i < total;) {
     const scheduledAt = start + (i * 1000) / rate;
     // A timer may fire up to a millisecond early: an operation started before its time would
     // count a latency below its own round trip (raw POSTs measured a p50 of -0.2 ms).

@@ -21,10 +21,10 @@ export async function seedContacts(run: Run, accountId: string, from: number, to
 
 /** An API key row written directly (hooks reference one); its key is never used. */
 export async function insertKeyRow(run: Run, accountId: string): Promise<string> {
-  const { rows } = await run(
-    `INSERT INTO api_keys (id, account_id, key_hash, source) VALUES (gen_random_uuid(), $1, $2, 'bench') RETURNING id`,
-    [accountId, randomBytes(32).toString('hex')],
-  );
+  const { rows } = await run(`INSERT INTO api_keys (id, account_id, key_hash, source) VALUES (gen_random_uuid(), $1, $2, 'bench') RETURNING id`, [
+    accountId,
+    randomBytes(32).toString('hex'),
+  ]);
   return (rows[0] as { id: string }).id;
 }
 

@@ -18,11 +18,7 @@ const test = async (z, bundle) => {
     );
   }
   if (response.status === 404) {
-    throw new z.errors.Error(
-      'There is no contact-hooks API at this server URL. Enter the address the API is served from, without /api/v1.',
-      'not_found',
-      404,
-    );
+    throw new z.errors.Error('There is no contact-hooks API at this server URL. Enter the address the API is served from, without /api/v1.', 'not_found', 404);
   }
   if (response.status >= 400) throwForServiceError(z, response);
   return response.data;
@@ -44,8 +40,7 @@ module.exports = {
       required: true,
       isNoSecret: true,
       placeholder: 'https://hooks.example.com',
-      helpText:
-        'The address of your contact-hooks server, without `/api/v1`. Your platform gives it to you with your API key.',
+      helpText: 'The address of your contact-hooks server, without `/api/v1`. Your platform gives it to you with your API key.',
     },
     {
       key: 'api_key',

@@ -6,10 +6,8 @@ const MESSAGES = {
   invalid_request: 'contact-hooks rejected the request: a field has the wrong type.',
   invalid_json: 'contact-hooks could not read the request body as JSON.',
   invalid_event: 'contact-hooks does not know this event type.',
-  invalid_target_url:
-    "contact-hooks refused Zapier's webhook URL: it must be a public https:// address.",
-  hook_limit_reached:
-    'This API key already holds as many subscriptions as contact-hooks allows. Turn off Zaps you no longer use, or connect with another key.',
+  invalid_target_url: "contact-hooks refused Zapier's webhook URL: it must be a public https:// address.",
+  hook_limit_reached: 'This API key already holds as many subscriptions as contact-hooks allows. Turn off Zaps you no longer use, or connect with another key.',
   not_found: 'contact-hooks has no such record.',
   payload_too_large: 'The request is larger than contact-hooks accepts (64 KiB).',
   unsupported_media_type: 'contact-hooks only accepts JSON bodies.',
@@ -18,8 +16,7 @@ const MESSAGES = {
   internal: 'contact-hooks failed unexpectedly. Replay this run; if it keeps failing, contact the server operator.',
 };
 
-const UNAUTHORIZED =
-  'contact-hooks refused the API key of this connection: it is unknown or was revoked. Reconnect with a valid key.';
+const UNAUTHORIZED = 'contact-hooks refused the API key of this connection: it is unknown or was revoked. Reconnect with a valid key.';
 
 /** Zapier's own default wait when a 429 names none. */
 const DEFAULT_RETRY_SECONDS = 60;
@@ -35,10 +32,7 @@ const throwForServiceError = (z, response) => {
   if (response.status === 429) {
     const retryAfter = Number.parseInt(response.getHeader('retry-after') ?? '', 10);
     const delay = Number.isInteger(retryAfter) && retryAfter >= 0 ? retryAfter : DEFAULT_RETRY_SECONDS;
-    throw new z.errors.ThrottledError(
-      `contact-hooks is rate limiting this API key; Zapier retries in ${delay} seconds.`,
-      delay,
-    );
+    throw new z.errors.ThrottledError(`contact-hooks is rate limiting this API key; Zapier retries in ${delay} seconds.`, delay);
   }
   const code = typeof response.data?.error === 'string' ? response.data.error : undefined;
   const message =

@@ -1,11 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RedisClient } from '../queue/redisConnection.js';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
@@ -89,15 +83,11 @@ export async function buildApp({ config, services, metrics = createMetrics(), lo
   // One log line per request; headers (and so keys) are never logged.
   const recordRequest = (request: FastifyRequest, reply: FastifyReply, route: string) => {
     metrics.httpDuration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
-    request.log.info(
-      { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
-      'request',
-    );
+    request.log.info({ method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   };
   app.addHook('onResponse', async (request, reply) => recordRequest(request, reply, request.routeOptions.url ?? 'unmatched'));
 
   await registerOpenApi(app);
-
 
   await app.register(
     async (api) => {

@@ -10,10 +10,7 @@ export const ERROR_CODES = {
   invalid_request: [400, 'The body is not a JSON object, or a field, path or query value has the wrong type or shape.'],
   missing_phone: [400, '`phone` is absent, null or blank.'],
   invalid_event: [400, '`event` is not one of new_conversation, missed_call, new_contact.'],
-  invalid_target_url: [
-    400,
-    '`target_url` is missing, not an absolute https URL with a host, over 2048 characters, or holds a user name or password.',
-  ],
+  invalid_target_url: [400, '`target_url` is missing, not an absolute https URL with a host, over 2048 characters, or holds a user name or password.'],
   invalid_max_per_second: [400, '`max_per_second` is not an integer from 1 to 1000.'],
   invalid_source: [400, '`source` does not match [a-z0-9][a-z0-9_.-]{0,63}.'],
   invalid_account: [400, 'The account id is blank or over 128 characters.'],

@@ -2,7 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DatabaseUnavailableError, ForbiddenError, GoneError, InvalidInputError, LimitReachedError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import {
+  DatabaseUnavailableError,
+  ForbiddenError,
+  GoneError,
+  InvalidInputError,
+  LimitReachedError,
+  NotFoundError,
+  UnauthorizedError,
+} from '../domain/errors.js';
 
 /** The key made more requests than RATE_LIMIT_PER_MINUTE; it may try again after `retryAfterSeconds`. */
 export class RateLimitedError extends Error {
@@ -97,8 +105,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
  * `record` logs them like any request.
  */
 export const routerErrors =
-  (record: (request: FastifyRequest, reply: FastifyReply, route: string) => void) =>
-  (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  (record: (request: FastifyRequest, reply: FastifyReply, route: string) => void) => (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const [status, code] =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [404, 'not_found'] : error.code === 'FST_ERR_BAD_URL' ? [400, 'invalid_request'] : [500, 'internal'];
     reply.status(status).send({ error: code });
@@ -132,7 +139,10 @@ export function registerErrorHandling(app: FastifyInstance) {
     const path = request.url.split('?')[0] ?? '';
     const allowed = patterns.find((pattern) => pattern.regex.test(path));
     if (allowed) {
-      return reply.status(405).header('allow', [...allowed.methods].join(', ')).send({ error: 'method_not_allowed' });
+      return reply
+        .status(405)
+        .header('allow', [...allowed.methods].join(', '))
+        .send({ error: 'method_not_allowed' });
     }
     return reply.status(404).send({ error: 'not_found' });
   });

@@ -53,8 +53,7 @@ export async function registerOpenApi(app: FastifyInstance) {
 
 type Document = OpenAPIV3_1.Document;
 
-const pathsUnder = (document: Document, prefix: string) =>
-  Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith(prefix)));
+const pathsUnder = (document: Document, prefix: string) => Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith(prefix)));
 
 function publicDocument(generated: Document): Document {
   const { schemas, webhooks } = webhooksDocument();

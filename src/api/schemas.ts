@@ -19,10 +19,7 @@ const code = (missing: string, wrongType = 'invalid_request') => ({
 
 // Automation platforms send null for empty fields: null is read as absent.
 export const contactInput = z.object({
-  phone: z
-    .string(code('missing_phone'))
-    .nullable()
-    .meta({ description: 'E.164 preferred; read in DEFAULT_COUNTRY without a leading +' }),
+  phone: z.string(code('missing_phone')).nullable().meta({ description: 'E.164 preferred; read in DEFAULT_COUNTRY without a leading +' }),
   name: z.string().nullish(),
   email: z.string().nullish(),
 });
@@ -94,7 +91,13 @@ export const idParam = z.object({
 
 export const eventsQuery = z.object({
   event: z.string(code('invalid_event', 'invalid_event')).meta({ enum: [...EVENT_TYPES], examples: ['new_contact'] }),
-  limit: z.coerce.number().int().min(1).max(100).default(3).meta({ description: 'How many, newest first', examples: [3] }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(3)
+    .meta({ description: 'How many, newest first', examples: [3] }),
 });
 
 export const eventList = z.object({
@@ -102,10 +105,22 @@ export const eventList = z.object({
 });
 
 export const deliveryLogQuery = z.object({
-  status: z.string().optional().meta({ description: 'One status or several, comma-separated', examples: ['failed,unknown'] }),
-  since: z.string().optional().meta({ description: 'Queued at or after (ISO 8601)', examples: ['2026-11-23T00:00:00Z'] }),
-  until: z.string().optional().meta({ description: 'Queued before (ISO 8601)', examples: ['2026-11-24T00:00:00Z'] }),
-  event_id: z.string().optional().meta({ description: 'The deliveries of one event', examples: ['0b6f8e2a-9c4d-4f1e-8a7b-5d3c2e1f0a9b'] }),
+  status: z
+    .string()
+    .optional()
+    .meta({ description: 'One status or several, comma-separated', examples: ['failed,unknown'] }),
+  since: z
+    .string()
+    .optional()
+    .meta({ description: 'Queued at or after (ISO 8601)', examples: ['2026-11-23T00:00:00Z'] }),
+  until: z
+    .string()
+    .optional()
+    .meta({ description: 'Queued before (ISO 8601)', examples: ['2026-11-24T00:00:00Z'] }),
+  event_id: z
+    .string()
+    .optional()
+    .meta({ description: 'The deliveries of one event', examples: ['0b6f8e2a-9c4d-4f1e-8a7b-5d3c2e1f0a9b'] }),
   limit: z
     .string()
     .optional()
@@ -113,10 +128,16 @@ export const deliveryLogQuery = z.object({
   cursor: z
     .string()
     .optional()
-    .meta({ description: 'The next_cursor of the previous page', examples: ['MjAyNi0xMS0yM1QxMjowMDowMC4xMjAzNDFafDNjMmIxYTA5LThmN2UtNGQ2Yy05YjVhLTRlM2QyYzFiMGE5OA'] }),
+    .meta({
+      description: 'The next_cursor of the previous page',
+      examples: ['MjAyNi0xMS0yM1QxMjowMDowMC4xMjAzNDFafDNjMmIxYTA5LThmN2UtNGQ2Yy05YjVhLTRlM2QyYzFiMGE5OA'],
+    }),
 });
 export const accountDeliveryLogQuery = deliveryLogQuery.extend({
-  hook_id: z.string().optional().meta({ description: 'The deliveries of one subscription', examples: ['9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d'] }),
+  hook_id: z
+    .string()
+    .optional()
+    .meta({ description: 'The deliveries of one subscription', examples: ['9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d'] }),
 });
 
 export const deliveryList = z.object({

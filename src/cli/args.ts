@@ -158,12 +158,16 @@ function parseListen(values: Record<string, string | boolean | undefined>, rest:
   };
   const key = text('key');
   if (!key) throw new UsageError('listen needs --key <api-key>: issue one with `contact-hooks keys create`');
-  const events = (text('events') ?? '').split(',').map((event) => event.trim()).filter(Boolean);
+  const events = (text('events') ?? '')
+    .split(',')
+    .map((event) => event.trim())
+    .filter(Boolean);
   if (events.length === 0) throw new UsageError(`listen needs --events, one or more of ${EVENT_TYPES.join(', ')}, comma-separated`);
   const unknown = events.find((event) => !isEventType(event));
   if (unknown !== undefined) throw new UsageError(`unknown event "${unknown}": use ${EVENT_TYPES.join(', ')}`);
   const server = text('server');
-  if (server !== undefined && !/^https?:\/\/[^/]/.test(server)) throw new UsageError('--server must be the service\'s http(s) address, such as http://localhost:3000');
+  if (server !== undefined && !/^https?:\/\/[^/]/.test(server))
+    throw new UsageError("--server must be the service's http(s) address, such as http://localhost:3000");
   const port = text('port');
   const exitAfter = text('exit-after');
   return {

@@ -107,7 +107,9 @@ function receive(hook: ListenHook, request: IncomingMessage, body: string, json:
     } catch {
       // Not JSON: shown as the text it is.
     }
-    process.stdout.write(`${JSON.stringify({ received_at: receivedAt, event: hook.event, webhook_id: headers['webhook-id'] ?? null, signature: check, body: parsed })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ received_at: receivedAt, event: hook.event, webhook_id: headers['webhook-id'] ?? null, signature: check, body: parsed })}\n`,
+    );
   } else {
     const signature = check === 'verified' ? 'signature verified' : `signature NOT verified (${check.replace('_', ' ')})`;
     process.stdout.write(`${receivedAt}  ${hook.event}  ${headers['webhook-id'] ?? '(no webhook-id)'}  ${signature}  ${body}\n`);
@@ -118,7 +120,9 @@ function receive(hook: ListenHook, request: IncomingMessage, body: string, json:
 /** 200 to a delivery whose signature checks out, as a receiver should; 400 otherwise. */
 function answer(response: ServerResponse, check: SignatureCheck) {
   const verified = check === 'verified';
-  response.writeHead(verified ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(verified ? { ok: true } : { error: 'invalid_signature' }));
+  response
+    .writeHead(verified ? 200 : 400, { 'content-type': 'application/json' })
+    .end(JSON.stringify(verified ? { ok: true } : { error: 'invalid_signature' }));
 }
 
 /**
@@ -142,7 +146,9 @@ function watchDeliveryLogs(api: PublicApi, hooks: ListenHook[], received: Set<st
       for (const delivery of deliveries) {
         if (PENDING.has(delivery.status) || received.has(delivery.event_id) || explained.has(delivery.event_id)) continue;
         explained.add(delivery.event_id);
-        note(`${delivery.event} ${delivery.event_id} did not arrive: ${delivery.status}${delivery.error ? ` (${delivery.error})` : ''}. ${explain(delivery, certificatePath)}`);
+        note(
+          `${delivery.event} ${delivery.event_id} did not arrive: ${delivery.status}${delivery.error ? ` (${delivery.error})` : ''}. ${explain(delivery, certificatePath)}`,
+        );
       }
     }
   };

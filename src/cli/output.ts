@@ -43,6 +43,11 @@ export function keyTable(accountId: string, keys: ListedKey[]) {
     ...keys.map((key) => [key.id, key.source, key.name ?? '-', key.created_at, key.revoked_at ?? '-']),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  const lines = rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd(),
+  );
   return `Keys for account ${accountId}:\n${lines.join('\n')}\n`;
 }

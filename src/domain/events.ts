@@ -1,8 +1,7 @@
 export const EVENT_TYPES = ['new_conversation', 'missed_call', 'new_contact'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const isEventType = (value: unknown): value is EventType =>
-  typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
+export const isEventType = (value: unknown): value is EventType => typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 
 export interface ConversationData {
   conversation_id: string;
@@ -53,9 +52,7 @@ export const EVENT_EXAMPLES: { [T in EventType]: EventData<T> } = {
 };
 
 /** An event about to be recorded: the outbox row written in the same transaction as its cause. */
-export type PendingEvent =
-  | { type: 'new_conversation' | 'missed_call'; data: ConversationData }
-  | { type: 'new_contact'; data: NewContactData };
+export type PendingEvent = { type: 'new_conversation' | 'missed_call'; data: ConversationData } | { type: 'new_contact'; data: NewContactData };
 
 /**
  * The body every subscriber receives, exactly: `{"event": <type>, "data": {...}}`, around an

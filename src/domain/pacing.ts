@@ -223,8 +223,7 @@ export const startOffsetMs = (departedAt: number, newConnection: boolean, starte
  * handshake's departure is told of an early start: it is one in many, where any other's would
  * cost a pacer call for a few ms.
  */
-export const tellsStart = (departure: Pick<GrantedDeparture, 'forHandshake'>, offsetMs: number) =>
-  offsetMs > 0 || (departure.forHandshake && offsetMs < 0);
+export const tellsStart = (departure: Pick<GrantedDeparture, 'forHandshake'>, offsetMs: number) => offsetMs > 0 || (departure.forHandshake && offsetMs < 0);
 
 /**
  * A POST whose first byte left `byMs` later than its departure allowed (startOffsetMs): its

@@ -12,8 +12,7 @@ export type PortalCapability = (typeof PORTAL_CAPABILITIES)[number];
 export const PORTAL_EXPIRY_SECONDS = { default: 3_600, min: 60, max: 7 * 86_400 } as const;
 
 /** The capabilities a session gets: `manage` implies `read` (a manager must see what they manage). */
-export const sessionCapabilities = (asked: readonly PortalCapability[]): PortalCapability[] =>
-  asked.includes('manage') ? ['read', 'manage'] : ['read'];
+export const sessionCapabilities = (asked: readonly PortalCapability[]): PortalCapability[] => (asked.includes('manage') ? ['read', 'manage'] : ['read']);
 
 /** A link or session token: 256 random bits, so a plain SHA-256 is stored (as for API keys). */
 export const newPortalToken = () => randomBytes(32).toString('base64url');

@@ -14,12 +14,7 @@ export function newSigningSecret(): string {
 }
 
 /** Headers for one Standard Webhooks message (https://www.standardwebhooks.com). */
-export function signatureHeaders(
-  secret: string,
-  messageId: string,
-  body: string,
-  timestampSeconds: number,
-): SignatureHeaders {
+export function signatureHeaders(secret: string, messageId: string, body: string, timestampSeconds: number): SignatureHeaders {
   // The HMAC key is the decoded secret, not its text; a secret without the prefix is taken as bare base64.
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
   const timestamp = String(Math.floor(timestampSeconds));
@@ -36,12 +31,7 @@ export type SignatureCheck = 'verified' | 'missing_headers' | 'stale_timestamp' 
  * A receiver's check of one message: a `v1,` signature among the header's space-separated ones
  * matches the secret, and the timestamp is within the tolerance (against replays).
  */
-export function verifySignature(
-  secret: string,
-  headers: Partial<Record<keyof SignatureHeaders, string>>,
-  body: string,
-  nowSeconds: number,
-): SignatureCheck {
+export function verifySignature(secret: string, headers: Partial<Record<keyof SignatureHeaders, string>>, body: string, nowSeconds: number): SignatureCheck {
   const id = headers['webhook-id'];
   const timestamp = headers['webhook-timestamp'];
   const signatures = headers['webhook-signature'];

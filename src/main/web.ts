@@ -57,7 +57,10 @@ async function main(givenConfig: Config) {
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);
-  log.info({ address, storage: store.db.engine, mode: redisTarget ? 'workers' : 'embedded', redisCluster: redisTarget !== undefined && 'clusterNodes' in redisTarget }, 'listening');
+  log.info(
+    { address, storage: store.db.engine, mode: redisTarget ? 'workers' : 'embedded', redisCluster: redisTarget !== undefined && 'clusterNodes' in redisTarget },
+    'listening',
+  );
 
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {
     // Stop accepting and let in-flight requests finish; keep-alive connections that were busy
@@ -79,7 +82,10 @@ async function main(givenConfig: Config) {
 function withEmbeddedToken(config: Config, log: ReturnType<typeof createLogger>): Config {
   if (config.DATABASE_URL || config.INTERNAL_API_TOKEN) return config;
   const { token, path, generated } = ensureInternalToken(config.DATA_DIR);
-  log.info({ path }, generated ? 'INTERNAL_API_TOKEN unset: generated one, readable only by this user' : 'INTERNAL_API_TOKEN unset: using the one stored earlier');
+  log.info(
+    { path },
+    generated ? 'INTERNAL_API_TOKEN unset: generated one, readable only by this user' : 'INTERNAL_API_TOKEN unset: using the one stored earlier',
+  );
   return { ...config, INTERNAL_API_TOKEN: token };
 }
 

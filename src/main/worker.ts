@@ -23,10 +23,13 @@ async function main(config: Config) {
   const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
   metrics.watchReadiness('postgres', store.ping);
 
-  const metricsServer = config.WORKER_METRICS_PORT === undefined ? undefined : createServer((request, response) => {
-    if (request.url !== '/metrics') return response.writeHead(404).end();
-    void metrics.registry.metrics().then((text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text));
-  }).listen(config.WORKER_METRICS_PORT, config.METRICS_HOST);
+  const metricsServer =
+    config.WORKER_METRICS_PORT === undefined
+      ? undefined
+      : createServer((request, response) => {
+          if (request.url !== '/metrics') return response.writeHead(404).end();
+          void metrics.registry.metrics().then((text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text));
+        }).listen(config.WORKER_METRICS_PORT, config.METRICS_HOST);
 
   log.info({ concurrency: config.DELIVERY_CONCURRENCY }, 'worker started');
   onShutdownSignal(log, config.SHUTDOWN_GRACE_MS, async () => {

@@ -118,7 +118,9 @@ export function startBullConsumer<Data, Result>(
     },
   );
   worker.on('error', (error) => options.log.warn({ err: error, queue: name }, 'worker connection problem; waiting for Redis'));
-  worker.on('failed', (job, error) => options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the relay adds its work again when it is overdue'));
+  worker.on('failed', (job, error) =>
+    options.log.error({ err: error, queue: name, jobId: job?.id }, 'job failed; the relay adds its work again when it is overdue'),
+  );
   return {
     /** Takes no new jobs and waits for the running ones. */
     async close() {

@@ -28,7 +28,7 @@ export function createReadyLine<Item>() {
       const last = heap.pop();
       if (first === undefined || last === undefined || heap.length === 0) return first?.item;
       heap[0] = last;
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const left = 2 * i + 1;
         const right = left + 1;
         let next = i;

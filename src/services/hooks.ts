@@ -16,7 +16,18 @@ const iso = (time: Date | null) => time && time.toISOString();
 const shown = (hook: HookRow) => ({ ...hook, created_at: hook.created_at.toISOString() });
 
 /** A hook with its state and health; last_24h names every outcome, 0 when none. */
-const shownWithHealth = ({ key_id: _key, state, disabled_reason, disabled_at, last_delivered_at, last_failed_at, consecutive_failures, skipped, last_24h, ...hook }: HookWithHealth) => ({
+const shownWithHealth = ({
+  key_id: _key,
+  state,
+  disabled_reason,
+  disabled_at,
+  last_delivered_at,
+  last_failed_at,
+  consecutive_failures,
+  skipped,
+  last_24h,
+  ...hook
+}: HookWithHealth) => ({
   ...shown(hook),
   state,
   disabled_reason,

@@ -76,7 +76,9 @@ export function keyServices({ store, log }: ServiceDeps) {
       if (now - (noted.get(caller.keyId) ?? 0) < NOTE_USE_EVERY_MS) return;
       if (noted.size >= 10_000) for (const [id, at] of noted) if (now - at >= NOTE_USE_EVERY_MS) noted.delete(id);
       noted.set(caller.keyId, now);
-      await store.keys.noteUse(caller.keyId).catch((error: unknown) => log.warn({ err: error, keyId: caller.keyId }, 'could not note when a key was last used'));
+      await store.keys
+        .noteUse(caller.keyId)
+        .catch((error: unknown) => log.warn({ err: error, keyId: caller.keyId }, 'could not note when a key was last used'));
     },
 
     /** "Who am I": the account and key a caller acts as, never the secret. */

@@ -62,7 +62,9 @@ export async function makeBlankCluster(): Promise<'made' | 'kept'> {
 export function copyBlankCluster(dataDir: string) {
   const made = madeBy(HOME);
   if (made !== installedPglite()) {
-    throw new Error(`${made === undefined ? 'No blank PGlite cluster' : `The blank PGlite cluster was made by ${made}, not the installed one`} at ${HOME}: run \`npm run build\``);
+    throw new Error(
+      `${made === undefined ? 'No blank PGlite cluster' : `The blank PGlite cluster was made by ${made}, not the installed one`} at ${HOME}: run \`npm run build\``,
+    );
   }
   const aside = join(dataDir, ASIDE);
   rmSync(aside, { recursive: true, force: true });

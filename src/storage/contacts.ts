@@ -125,18 +125,12 @@ export function contactQueries(db: Database) {
     },
 
     async findIdByPhone(accountId: string, phone: string) {
-      const { rows } = await db.query<{ id: string }>('SELECT id FROM contacts WHERE account_id = $1 AND phone = $2', [
-        accountId,
-        phone,
-      ]);
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM contacts WHERE account_id = $1 AND phone = $2', [accountId, phone]);
       return rows[0]?.id;
     },
 
     async get(accountId: string, contactId: string) {
-      const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND id = $2`, [
-        accountId,
-        contactId,
-      ]);
+      const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND id = $2`, [accountId, contactId]);
       return rows[0] && toContact(rows[0]);
     },
 

@@ -61,10 +61,9 @@ export function hookQueries(db: Database) {
       return db.transaction(async (tx) => {
         const live = await tx.query('SELECT id FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR UPDATE', [key.keyId]);
         if (live.rows.length === 0) return { outcome: 'key_revoked' };
-        const { rows } = await tx.query<{ count: number }>(
-          'SELECT count(*)::int AS count FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL',
-          [key.keyId],
-        );
+        const { rows } = await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM hooks WHERE api_key_id = $1 AND deleted_at IS NULL', [
+          key.keyId,
+        ]);
         if ((rows[0]?.count ?? 0) >= limit) return { outcome: 'limit_reached' };
         const created = await tx.query<HookRow>(
           `INSERT INTO hooks (id, api_key_id, account_id, event_type, target_url, max_per_second, secret)
@@ -76,27 +75,20 @@ export function hookQueries(db: Database) {
     },
 
     async listForKey(keyId: string) {
-      const { rows } = await db.query<HookWithHealth>(
-        `${WITH_HEALTH} WHERE h.api_key_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`,
-        [keyId],
-      );
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.api_key_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`, [keyId]);
       return rows;
     },
 
     /** An account's live hooks, under any of its keys: what its owner sees (first-party). */
     async listForAccount(accountId: string) {
-      const { rows } = await db.query<HookWithHealth>(
-        `${WITH_HEALTH} WHERE h.account_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`,
-        [accountId],
-      );
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.account_id = $1 AND h.deleted_at IS NULL ORDER BY h.created_at, h.id`, [
+        accountId,
+      ]);
       return rows;
     },
 
     async findForKey(keyId: string, hookId: string) {
-      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.api_key_id = $2 AND h.deleted_at IS NULL`, [
-        hookId,
-        keyId,
-      ]);
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.api_key_id = $2 AND h.deleted_at IS NULL`, [hookId, keyId]);
       return rows[0];
     },
 
@@ -115,10 +107,7 @@ export function hookQueries(db: Database) {
     },
 
     async findForAccount(accountId: string, hookId: string) {
-      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.account_id = $2 AND h.deleted_at IS NULL`, [
-        hookId,
-        accountId,
-      ]);
+      const { rows } = await db.query<HookWithHealth>(`${WITH_HEALTH} WHERE h.id = $1 AND h.account_id = $2 AND h.deleted_at IS NULL`, [hookId, accountId]);
       return rows[0];
     },
 

@@ -25,17 +25,12 @@ export function keyQueries(db: Database) {
     },
 
     async listForAccount(accountId: string) {
-      const { rows } = await db.query<ApiKeyRow>(
-        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
-        [accountId],
-      );
+      const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
       return rows;
     },
 
     async findActiveByHash(keyHash: string): Promise<Caller | undefined> {
-      const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [
-        keyHash,
-      ]);
+      const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [keyHash]);
       const row = rows[0];
       return row && { keyId: row.id, accountId: row.account_id, source: row.source, name: row.name, createdAt: row.created_at };
     },
@@ -55,10 +50,10 @@ export function keyQueries(db: Database) {
      * when no live key has that id.
      */
     async rotate(keyId: string, keyHash: string) {
-      const { rows } = await db.query<ApiKeyRow>(
-        `UPDATE api_keys SET key_hash = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-        [keyId, keyHash],
-      );
+      const { rows } = await db.query<ApiKeyRow>(`UPDATE api_keys SET key_hash = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`, [
+        keyId,
+        keyHash,
+      ]);
       return rows[0];
     },
 
@@ -70,10 +65,7 @@ export function keyQueries(db: Database) {
     async revoke(keyId: string) {
       return db.transaction(async (tx) => {
         // The row lock waits for any subscribe holding this key, so its hook is seen (and deleted) below.
-        const { rowCount } = await tx.query(
-          'UPDATE api_keys SET revoked_at = coalesce(revoked_at, clock_timestamp()) WHERE id = $1',
-          [keyId],
-        );
+        const { rowCount } = await tx.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, clock_timestamp()) WHERE id = $1', [keyId]);
         if (rowCount === 0) return false;
         await tx.query(`UPDATE hooks SET deleted_at = clock_timestamp(), secret = '' WHERE api_key_id = $1 AND deleted_at IS NULL`, [keyId]);
         return true;

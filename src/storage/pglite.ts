@@ -38,7 +38,12 @@ function createTurns() {
   };
   return <T>(line: Line, work: () => Promise<T>) =>
     new Promise<T>((resolve, reject) => {
-      waiting[line].push(() => void work().then(resolve, reject).finally(() => setImmediate(next)));
+      waiting[line].push(
+        () =>
+          void work()
+            .then(resolve, reject)
+            .finally(() => setImmediate(next)),
+      );
       if (!running) next();
     });
 }

@@ -28,9 +28,7 @@ export function preparedQueries(db: PGlite) {
 
   async function prepare(text: string): Promise<Prepared> {
     const name = `s${prepared.size}`;
-    const messages = await db.execProtocolStream(
-      Buffer.concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
-    );
+    const messages = await db.execProtocolStream(Buffer.concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]));
     const statement = {
       name,
       parameterTypes: parse.parseDescribeStatementResults(messages),

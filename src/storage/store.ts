@@ -62,10 +62,7 @@ async function prepare(db: Database, secretsKey: Buffer | undefined) {
  * prepares it. Throws DataDirBusyError when another process holds DATA_DIR, and ConfigError when
  * SECRETS_KEY cannot open the stored secrets.
  */
-export async function openStore(
-  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'SECRETS_KEY'>,
-  log: Pick<Logger, 'warn'>,
-) {
+export async function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'SECRETS_KEY'>, log: Pick<Logger, 'warn'>) {
   if (config.DATABASE_URL) {
     const db = openPostgres(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, log });
     try {

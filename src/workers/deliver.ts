@@ -201,7 +201,9 @@ export function createDeliverer(deps: DelivererDeps) {
     const recorded = (async () => {
       await untilDone('recording', () => writes.record.submit({ deliveryId, ...outcome }), signal, log, context);
       if (answer.kind === 'response' && answer.status === 410) {
-        await store.hooks.deleteGone(claimed.hook_id).catch((error: unknown) => log.error({ err: error, ...context }, 'could not delete a hook its target called gone'));
+        await store.hooks
+          .deleteGone(claimed.hook_id)
+          .catch((error: unknown) => log.error({ err: error, ...context }, 'could not delete a hook its target called gone'));
       }
       metrics.deliveries.inc({ outcome: outcome.status });
       metrics.deliveryDuration.observe(answer.durationMs / 1000);
@@ -252,7 +254,9 @@ export function createDeliverer(deps: DelivererDeps) {
     if (placesFirst(delivery)) return place(delivery, signal);
     const newConnection = poster.needsConnection(delivery.targetUrl);
     const lead = claimLead.ms;
-    const gated = await untilDone('pacing', () => passGate(pacer, delivery, settings, { newConnection, leadMs: lead }), signal, log, { deliveryId: delivery.id });
+    const gated = await untilDone('pacing', () => passGate(pacer, delivery, settings, { newConnection, leadMs: lead }), signal, log, {
+      deliveryId: delivery.id,
+    });
     if (gated.kind !== 'go') release(); // nothing is sent now: its room goes to the next at once
     if (gated.kind === 'expired') return done(await expire(delivery, signal));
     if (gated.kind === 'wait') return waitForPlace(gated.delivery, gated.dueAt, signal);

@@ -48,7 +48,19 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
   const stopping = new AbortController();
   const settings = { ratePerTarget: config.DELIVERY_RATE_PER_TARGET, maxWaitMs: config.DELIVERY_MAX_WAIT };
   const turnOf = createTurnCounter();
-  const deliverer = createDeliverer({ store, pacer, poster, settings, metrics, log, secretsKey: config.SECRETS_KEY, parking, stopping: stopping.signal, disableRule: hookDisableRule(config), turnOf });
+  const deliverer = createDeliverer({
+    store,
+    pacer,
+    poster,
+    settings,
+    metrics,
+    log,
+    secretsKey: config.SECRETS_KEY,
+    parking,
+    stopping: stopping.signal,
+    disableRule: hookDisableRule(config),
+    turnOf,
+  });
   const defaults = defaultInFlightLimits(config.DELIVERY_CONCURRENCY);
   const inFlight = createInFlightLimits(
     {

@@ -51,13 +51,7 @@ const CLAIMS_PER_STATEMENT = 64;
  * deliveries parked share one call. Recording outcomes also keeps their hooks' health, and
  * disables a hook `health.rule` says to, in the same statement.
  */
-export function createDeliveryWrites(
-  store: Store,
-  parking: Parking,
-  log: Logger,
-  stopping: AbortSignal,
-  health: { rule: HookDisableRule; metrics: Metrics },
-) {
+export function createDeliveryWrites(store: Store, parking: Parking, log: Logger, stopping: AbortSignal, health: { rule: HookDisableRule; metrics: Metrics }) {
   const { deliveries, urgentDeliveries } = store;
   const writes = {
     /**
@@ -109,7 +103,11 @@ export function createDeliveryWrites(
       const queued = entries.filter((entry) => parking.keepsDelayedJobs || entry.dueAt - now <= LONGEST_WAIT_IN_MEMORY_MS);
       const inQueue = new Set(queued);
       await deliveries.postpone(
-        entries.map((entry) => ({ deliveryId: entry.delivery.id, relayAt: entry.dueAt + (inQueue.has(entry) ? RELAY_GRACE_MS : 0), place: entry.delivery.place ?? null })),
+        entries.map((entry) => ({
+          deliveryId: entry.delivery.id,
+          relayAt: entry.dueAt + (inQueue.has(entry) ? RELAY_GRACE_MS : 0),
+          place: entry.delivery.place ?? null,
+        })),
       );
       await parking.queue.add(
         queued.map(({ delivery, dueAt, reason }) => ({

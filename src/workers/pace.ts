@@ -31,12 +31,7 @@ export type GateDecision =
  * leave later than the departure the pacer recorded, by up to the time it took to answer: so a
  * POST's lateness is counted from the soonest the departure may have been (`answeredInMs` earlier).
  */
-export async function passGate(
-  pacer: Pacer,
-  delivery: Delivery,
-  settings: PaceSettings,
-  departure: Omit<GateAsk, 'place'>,
-): Promise<GateDecision> {
+export async function passGate(pacer: Pacer, delivery: Delivery, settings: PaceSettings, departure: Omit<GateAsk, 'place'>): Promise<GateDecision> {
   const maxWaitMs = delivery.queuedAt + settings.maxWaitMs - Date.now();
   if (maxWaitMs < 0) return { kind: 'expired' };
   const asked = Date.now();

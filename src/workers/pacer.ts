@@ -1,4 +1,14 @@
-import { EMPTY_PACE_STATE, PACE_WINDOW_MS, paceLimits, passGate, startedOffTime, windowSlot, type GateAsk, type GrantedDeparture, type PaceState } from '../domain/pacing.js';
+import {
+  EMPTY_PACE_STATE,
+  PACE_WINDOW_MS,
+  paceLimits,
+  passGate,
+  startedOffTime,
+  windowSlot,
+  type GateAsk,
+  type GrantedDeparture,
+  type PaceState,
+} from '../domain/pacing.js';
 import { hostOf } from './targetHosts.js';
 
 export interface GateRequest extends GateAsk {

@@ -28,8 +28,7 @@ export interface RelayQueues {
 }
 
 /** How many jobs `queue` should be given now: its own room, or what tops it up to TOP_UP_TO waiting. */
-const roomIn = async (queue: RelayQueues[keyof RelayQueues]) =>
-  Math.min(queue.room?.() ?? TOP_UP_TO, Math.max(0, TOP_UP_TO - (await queue.counts()).waiting));
+const roomIn = async (queue: RelayQueues[keyof RelayQueues]) => Math.min(queue.room?.() ?? TOP_UP_TO, Math.max(0, TOP_UP_TO - (await queue.counts()).waiting));
 
 /**
  * The database is the record; the queues only carry work. This adds again, once a second, what
@@ -48,7 +47,10 @@ export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWa
     let relayed = 0;
     for (let page = await pageOf(queues.events); page > 0; page = await pageOf(queues.events)) {
       const events = await store.events.takeOverdue(page, RELAY_GRACE_MS);
-      await queues.events.add(events.map((event) => ({ id: event.event_id, name: event.event, data: event })), { again: true });
+      await queues.events.add(
+        events.map((event) => ({ id: event.event_id, name: event.event, data: event })),
+        { again: true },
+      );
       relayed += events.length;
       if (events.length < page) break;
     }

@@ -27,7 +27,9 @@ describe.each(engines())('API key authentication on %s', (engine) => {
     revokedKey = revoked.key;
     await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: revoked.auth, payload: { event: 'missed_call', target_url: TARGET } });
     // Through the first-party API, as the platform revokes: the process forgets the key at once.
-    expect((await app.inject({ method: 'DELETE', url: `/internal/v1/keys/${revoked.id}`, headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).statusCode).toBe(200);
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/internal/v1/keys/${revoked.id}`, headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).statusCode,
+    ).toBe(200);
   });
   afterAll(async () => {
     await t?.close();

@@ -61,7 +61,9 @@ describe.runIf(withRedis)('Bull Board at /admin/queues', () => {
     });
     // Deliveries parked for an hour, as a paced backlog leaves them; no worker runs.
     const runAt = Date.now() + 3_600_000;
-    await producer.add(jobIds.map((id) => ({ id, name: 'paced', data: { delivery_id: id, event_id: id, hook_id: id, account_id: 'acct', due_at: runAt }, runAt })));
+    await producer.add(
+      jobIds.map((id) => ({ id, name: 'paced', data: { delivery_id: id, event_id: id, hook_id: id, account_id: 'acct', due_at: runAt }, runAt })),
+    );
     jobsAddedAt = Date.now();
   });
   afterAll(async () => {

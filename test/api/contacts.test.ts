@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newKey } from '../support/app.js';
 import { engines } from '../support/databases.js';
-import {
-  count,
-  expectError,
-  getContact,
-  internalAuth,
-  newAccount,
-  useTestApp,
-  ownerEdit,
-  snapshot,
-  UUID,
-} from '../support/http.js';
+import { count, expectError, getContact, internalAuth, newAccount, useTestApp, ownerEdit, snapshot, UUID } from '../support/http.js';
 
 const PHONE = '+14155550100';
 const TARGET = 'https://hooks.example.com/receive';
@@ -280,9 +270,7 @@ describe.each(engines())('contacts API on %s', (engine) => {
   describe('concurrency', () => {
     it('answers exactly one inserted and the rest updated for 40 concurrent upserts of one new phone, with one row', async () => {
       const a = await account();
-      const responses = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => a.upsert({ phone: i % 2 ? '415-555-0100' : PHONE, name: `Caller ${i}` })),
-      );
+      const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => a.upsert({ phone: i % 2 ? '415-555-0100' : PHONE, name: `Caller ${i}` })));
       expect(responses.map((response) => response.statusCode)).toStrictEqual(Array(40).fill(200));
       const bodies = responses.map((response) => response.json());
       expect(bodies.filter((body) => body.action === 'inserted')).toHaveLength(1);

@@ -95,7 +95,12 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
     await h.outcome([c!], 'refused');
     const statuses = async (query: string) => page(await h.get(query)).deliveries.map((row) => [row.id, row.status]);
     expect(await statuses('?status=failed')).toStrictEqual([[b, 'failed']]);
-    expect(new Set(await statuses('?status=delivered,queued'))).toStrictEqual(new Set([[a, 'delivered'], [d, 'queued']]));
+    expect(new Set(await statuses('?status=delivered,queued'))).toStrictEqual(
+      new Set([
+        [a, 'delivered'],
+        [d, 'queued'],
+      ]),
+    );
 
     const all = page(await h.get()).deliveries;
     const ofC = all.find((row) => row.id === c)!;
@@ -178,7 +183,11 @@ describe.each(engines())('delivery log and hook health on %s', (engine) => {
     expectError(await t.app.inject({ method: 'GET', url: `/api/v1/hooks/${randomUUID()}`, headers: h.key.auth }), 404, 'not_found');
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks/nope', headers: h.key.auth }), 404, 'not_found');
     const other = newAccount();
-    expectError(await t.app.inject({ method: 'POST', url: `/internal/v1/accounts/${other}/hooks/${h.hookId}/enable`, headers: internalAuth }), 404, 'not_found');
+    expectError(
+      await t.app.inject({ method: 'POST', url: `/internal/v1/accounts/${other}/hooks/${h.hookId}/enable`, headers: internalAuth }),
+      404,
+      'not_found',
+    );
   });
 
   describe('the account-wide log (first-party)', () => {

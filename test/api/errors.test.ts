@@ -109,7 +109,9 @@ describe.each(engines())('error responses on %s', (engine) => {
     });
 
     it('accepts a bodiless DELETE that says content-type: application/json', async () => {
-      const { id } = (await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: TARGET } })).json();
+      const { id } = (
+        await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: TARGET } })
+      ).json();
       const response = await t.app.inject({ method: 'DELETE', url: `/api/v1/hooks/${id}`, headers: { ...auth, ...json } });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toStrictEqual({ ok: true });
@@ -268,7 +270,12 @@ describe.each(engines())('error responses on %s', (engine) => {
       try {
         const key = await newKey(broken.store, newAccount());
         await broken.db.exec('DROP TABLE hooks CASCADE');
-        const response = await brokenApp.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: TARGET } });
+        const response = await brokenApp.inject({
+          method: 'POST',
+          url: '/api/v1/hooks',
+          headers: key.auth,
+          payload: { event: 'new_contact', target_url: TARGET },
+        });
         expect(response.statusCode).toBe(500);
         expect(response.body).toBe('{"error":"internal"}');
       } finally {

@@ -251,7 +251,7 @@ describe.each(engines())('hooks API on %s', (engine) => {
   });
 
   describe('revoking a key', () => {
-    it('makes the key answer 401 at once and deletes its hooks, leaving other keys\' hooks', async () => {
+    it("makes the key answer 401 at once and deletes its hooks, leaving other keys' hooks", async () => {
       const revoked = await client();
       const sibling = await client(revoked.accountId);
       await revoked.subscribe({ event: 'new_contact', target_url: `${TARGET}/1` });

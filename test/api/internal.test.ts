@@ -213,7 +213,14 @@ describe.each(engines())('first-party API on %s', (engine) => {
       const response = await internal({ method: 'POST', url: `/internal/v1/keys/${id}/rotate` });
       expect(response.statusCode).toBe(200);
       const rotated = response.json();
-      expect(rotated).toStrictEqual({ id, key: expect.stringMatching(/^chk_[A-Za-z0-9_-]{43}$/), account_id: accountId, source: 'zapier', name: 'Zap', created_at });
+      expect(rotated).toStrictEqual({
+        id,
+        key: expect.stringMatching(/^chk_[A-Za-z0-9_-]{43}$/),
+        account_id: accountId,
+        source: 'zapier',
+        name: 'Zap',
+        created_at,
+      });
       expect(rotated.key).not.toBe(oldKey);
 
       expectError(await t.app.inject({ method: 'GET', url: '/api/v1/hooks', headers: bearer(oldKey) }), 401, 'unauthorized');
@@ -263,8 +270,7 @@ describe.each(engines())('first-party API on %s', (engine) => {
     it('answers 200 {ok: true} when revoking a key twice, keeping the first revocation time', async () => {
       const { accountId, key } = await seeded();
       expect((await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` })).statusCode).toBe(200);
-      const listRevokedAt = async () =>
-        (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys[0].revoked_at as string;
+      const listRevokedAt = async () => (await internal({ method: 'GET', url: `/internal/v1/accounts/${accountId}/keys` })).json().keys[0].revoked_at as string;
       const first = await listRevokedAt();
       const again = await internal({ method: 'DELETE', url: `/internal/v1/keys/${key.id}` });
       expect({ status: again.statusCode, body: again.json() }).toStrictEqual({ status: 200, body: { ok: true } });

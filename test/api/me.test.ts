@@ -6,8 +6,7 @@ import { bearer, expectError, internalAuth, ISO_UTC, newAccount, unknownKey, use
 describe.each(engines())('GET /api/v1/me on %s', (engine) => {
   const t = useTestApp(engine);
 
-  const me = (authorization?: string) =>
-    t.app.inject({ method: 'GET', url: '/api/v1/me', headers: authorization ? { authorization } : {} });
+  const me = (authorization?: string) => t.app.inject({ method: 'GET', url: '/api/v1/me', headers: authorization ? { authorization } : {} });
 
   it('answers 200 {account_id, key: {id, source, name, created_at}} and never the secret', async () => {
     const accountId = newAccount();

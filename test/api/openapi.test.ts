@@ -80,7 +80,10 @@ describe('the OpenAPI documents', () => {
           want(description && description !== 'Default Response', `no description for ${status}`);
           want(content?.['application/json'] && examplesOf(content['application/json']).length > 0, `no example answer for ${status}`);
         }
-        want(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')), 'no success answer');
+        want(
+          Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')),
+          'no success answer',
+        );
         const expected: Record<string, string[]> = {
           401: ['unauthorized'],
           404: ['not_found'],
@@ -137,7 +140,8 @@ describe('the OpenAPI documents', () => {
           'application/json'
         ]!;
         expect(media.schema).toMatchObject({ required: ['event', 'data'], additionalProperties: false, properties: { event: { const: event } } });
-        const dataFields = event === 'new_contact' ? ['contact_id', 'name', 'phone', 'source'] : ['conversation_id', 'channel', 'caller_name', 'caller_number', 'summary'];
+        const dataFields =
+          event === 'new_contact' ? ['contact_id', 'name', 'phone', 'source'] : ['conversation_id', 'channel', 'caller_name', 'caller_number', 'summary'];
         const data = (media.schema.properties as Record<string, { required: string[]; additionalProperties: boolean }>).data!;
         expect(data).toMatchObject({ additionalProperties: false });
         expect([...data.required].sort()).toStrictEqual(dataFields.sort());

@@ -47,9 +47,7 @@ describe.each(engines())('platform endpoints on %s', (engine) => {
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/plain/);
       expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
-      const healthz = response.body
-        .split('\n')
-        .filter((line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/healthz"'));
+      const healthz = response.body.split('\n').filter((line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/healthz"'));
       expect(healthz).toHaveLength(1);
       expect(healthz[0]).toContain('method="GET"');
       expect(healthz[0]).toContain('status="200"');

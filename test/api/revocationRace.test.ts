@@ -79,8 +79,7 @@ describe.runIf(withPostgres)('revocation racing subscribes on PostgreSQL', () =>
     try {
       await holder.query('BEGIN');
       await holder.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [key.id]);
-      const waitingForLocks = async (n: number) =>
-        (await count(db, "pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")) === n;
+      const waitingForLocks = async (n: number) => (await count(db, "pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")) === n;
 
       const revoked = revoke(key.id);
       await waitUntil(() => waitingForLocks(1));

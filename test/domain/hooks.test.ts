@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { errorCode } from '../support/domainErrors.js';
 import { MAX_TARGET_URL_LENGTH, validateEventType, validateTargetUrl } from '../../src/domain/hooks.js';
 
-
 /** An https URL of exactly `length` characters. */
 const urlOfLength = (length: number) => {
   const base = 'https://example.com/';

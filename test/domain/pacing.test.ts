@@ -53,7 +53,10 @@ describe('passGate: taking a place', () => {
 
   it('gives no place before a hold ends', () => {
     const limits = paceLimits(20, 10_000);
-    expect(arrivals(2, limits, 1_000_000, { ...EMPTY_PACE_STATE, holdUntil: 1_005_000 }).places).toStrictEqual([1_005_000, 1_005_000 + limits.targetIntervalMs]);
+    expect(arrivals(2, limits, 1_000_000, { ...EMPTY_PACE_STATE, holdUntil: 1_005_000 }).places).toStrictEqual([
+      1_005_000,
+      1_005_000 + limits.targetIntervalMs,
+    ]);
   });
 
   it('takes nothing when the place would come after the latest acceptable time', () => {
@@ -88,7 +91,11 @@ describe('passGate: leaving', () => {
     expect(passGate(5_000, idle, limits, NEVER)?.granted?.countsAt).toBe(5_000 + NEW_CONNECTION_ALLOWANCE_MS);
     // A busy target, but this process has no connection to it yet (another worker sent the rest).
     const busy = { ...EMPTY_PACE_STATE, lastSent: 4_900 };
-    expect(passGate(5_000, busy, limits, NEVER, { newConnection: true })?.granted).toStrictEqual({ seq: 1, countsAt: 5_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true });
+    expect(passGate(5_000, busy, limits, NEVER, { newConnection: true })?.granted).toStrictEqual({
+      seq: 1,
+      countsAt: 5_000 + NEW_CONNECTION_ALLOWANCE_MS,
+      forHandshake: true,
+    });
     expect(passGate(5_000, busy, limits, NEVER, { newConnection: false })?.granted).toStrictEqual({ seq: 1, countsAt: 5_000, forHandshake: false });
   });
 
@@ -98,7 +105,10 @@ describe('passGate: leaving', () => {
     const free = passGate(5_000, warm, limits, NEVER, { leadMs: 30 })!;
     expect(free).toMatchObject({ at: 5_030, from: 5_000, granted: { seq: 1, countsAt: 5_030 } });
     // The next is spaced from the recorded departure, not from when the first really left.
-    expect(passGate(5_000, free.next, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030 + limits.targetIntervalMs, from: 5_030 + limits.targetIntervalMs });
+    expect(passGate(5_000, free.next, limits, NEVER, { leadMs: 30 })).toMatchObject({
+      at: 5_030 + limits.targetIntervalMs,
+      from: 5_030 + limits.targetIntervalMs,
+    });
     // One left 40 ms ago: an interval (54 ms) after it comes within the lead, and bounds how early.
     expect(passGate(5_000, { ...warm, lastSent: 4_960 }, limits, NEVER, { leadMs: 30 })).toMatchObject({ at: 5_030, from: 4_960 + limits.targetIntervalMs });
     // One 10 ms ago: the interval binds both.
@@ -156,7 +166,7 @@ describe('windowBound: the soonest the next departure may leave', () => {
   });
 });
 
-describe('startedOffTime: a POST that left later than its departure allowed, or a handshake\'s sooner', () => {
+describe("startedOffTime: a POST that left later than its departure allowed, or a handshake's sooner", () => {
   it('counts the late departure from when it really reached the target, and two late together by as much once', () => {
     const limits = paceLimits(5, 1_000_000);
     const first: GrantedDeparture = { seq: 1, countsAt: 10_000, forHandshake: false };
@@ -184,7 +194,7 @@ describe('startedOffTime: a POST that left later than its departure allowed, or 
     expect(startOffsetMs(10_000, true, 10_400)).toBe(400 - NEW_CONNECTION_ALLOWANCE_MS - UNREPORTED_LATENESS_MS);
   });
 
-  it('counts a handshake\'s departure from when its POST really started when the handshake took less than its allowance', () => {
+  it("counts a handshake's departure from when its POST really started when the handshake took less than its allowance", () => {
     const limits = paceLimits(5, 1_000_000);
     const opened: GrantedDeparture = { seq: 1, countsAt: 10_000 + NEW_CONNECTION_ALLOWANCE_MS, forHandshake: true };
     // Its first byte left 30 ms after its departure: it counts from UNREPORTED_LATENESS_MS before then, as any POST.
@@ -194,13 +204,13 @@ describe('startedOffTime: a POST that left later than its departure allowed, or 
     expect(startedOffTime({ sent: 3 }, opened, byMs, limits)).toBe(10_030 - UNREPORTED_LATENESS_MS);
   });
 
-  it('tells the pacer of late starts, and of early ones only for a handshake\'s departure', () => {
+  it("tells the pacer of late starts, and of early ones only for a handshake's departure", () => {
     const [plain, opened] = [{ forHandshake: false }, { forHandshake: true }];
     expect([tellsStart(plain, 5), tellsStart(plain, 0), tellsStart(plain, -5)]).toStrictEqual([true, false, false]);
     expect([tellsStart(opened, 5), tellsStart(opened, 0), tellsStart(opened, -5)]).toStrictEqual([true, false, true]);
   });
 
-  it('holds a target to its departures\' times up to the fastest pace a subscription may ask for, not at a faster cap on throughput', () => {
+  it("holds a target to its departures' times up to the fastest pace a subscription may ask for, not at a faster cap on throughput", () => {
     expect([1, 5, 20, 100, 1_000].map(heldToDepartureTimes)).toStrictEqual([true, true, true, true, true]);
     expect([1_001, 1_000_000].map(heldToDepartureTimes)).toStrictEqual([false, false]);
   });

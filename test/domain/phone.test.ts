@@ -41,7 +41,23 @@ describe('normalisePhone reads E.164 numbers as the library does', () => {
   });
 
   it('for the numbers the bench and real traffic send, and for shared codes the library has to name a country for', () => {
-    const samples = ['+12000000005', '+14155550100', '+12345678', '+112345678901', '+16135550100', '+1649555010', '+447700900123', '+441481123456', '+4414811234', '+61891621234', '+6189162123', '+599715123', '+5997151234', '+2906123', '+29061234'];
+    const samples = [
+      '+12000000005',
+      '+14155550100',
+      '+12345678',
+      '+112345678901',
+      '+16135550100',
+      '+1649555010',
+      '+447700900123',
+      '+441481123456',
+      '+4414811234',
+      '+61891621234',
+      '+6189162123',
+      '+599715123',
+      '+5997151234',
+      '+2906123',
+      '+29061234',
+    ];
     for (const number of samples) expect(normalisePhone(number, 'US'), number).toBe(libraryAnswer(number, 'US'));
     expect(normalisePhone('+12000000005', 'US')).toBe('+12000000005');
   });

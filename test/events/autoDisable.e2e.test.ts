@@ -64,7 +64,12 @@ describe.each(stackModes())('auto-disable, %s mode', (mode) => {
     // Operators are told at warn by the process that recorded the outcome (pino level 40).
     const recorders = mode === 'embedded' ? [stack.web] : stack.workers;
     await until('the disable logged at warn', async () =>
-      recorders.some((process) => process.stdout().split('\n').some((line) => line.includes('"level":40') && line.includes(id) && line.includes('hook disabled'))),
+      recorders.some((process) =>
+        process
+          .stdout()
+          .split('\n')
+          .some((line) => line.includes('"level":40') && line.includes(id) && line.includes('hook disabled')),
+      ),
     );
 
     await stack.newContacts(2);

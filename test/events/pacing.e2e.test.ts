@@ -21,8 +21,7 @@ async function crmSync(stack: Stack, count: number, firstPhone: number) {
   }
 }
 
-const deliveryLog = async (stack: Stack, hookId: string) =>
-  (await stack.api('GET', `/hooks/${hookId}/deliveries`)).body.deliveries as LoggedDelivery[];
+const deliveryLog = async (stack: Stack, hookId: string) => (await stack.api('GET', `/hooks/${hookId}/deliveries`)).body.deliveries as LoggedDelivery[];
 
 /**
  * The shapes the pacing suite runs in. On a Redis Cluster, the burst and sliding-second tests:
@@ -125,7 +124,12 @@ describe.each(pacingShapes())('pacing deliveries, $label', ({ label, mode, redis
       for (const { path, perSecond } of paced) {
         expect((await counter.waitForCount(8, 30_000, path)).count).toBeGreaterThanOrEqual(8);
         const arrivals = [...(await counter.times(`${path} `)).values()].sort((a, b) => a - b);
-        console.info(`[pacing ${label}] ${path}: ${arrivals.length} POSTs, busiest second ${busiestWindow(arrivals, 1000)}, gaps ${arrivals.slice(1).map((at, i) => Math.round(at - arrivals[i]!)).join(' ')}`);
+        console.info(
+          `[pacing ${label}] ${path}: ${arrivals.length} POSTs, busiest second ${busiestWindow(arrivals, 1000)}, gaps ${arrivals
+            .slice(1)
+            .map((at, i) => Math.round(at - arrivals[i]!))
+            .join(' ')}`,
+        );
         expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(perSecond);
       }
       // The busy hooks were busy: each took every event.

@@ -26,14 +26,22 @@ describe.runIf(withPostgresAndRedis)('a worker’s metrics port', () => {
   it('listens on 127.0.0.1 only by default, even with HOST left at every interface', async () => {
     const port = await freePort();
     const worker = startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port) });
-    await waitUntil(async () => (await scrape('127.0.0.1', port)) === 200, 15_000, () => worker.output());
+    await waitUntil(
+      async () => (await scrape('127.0.0.1', port)) === 200,
+      15_000,
+      () => worker.output(),
+    );
     expect(await scrape('127.0.0.2', port)).toBe('ECONNREFUSED');
   });
 
   it('listens where METRICS_HOST says', async () => {
     const port = await freePort();
     const worker = startProcess('worker', { ...stack.env, WORKER_METRICS_PORT: String(port), METRICS_HOST: '127.0.0.2' });
-    await waitUntil(async () => (await scrape('127.0.0.2', port)) === 200, 15_000, () => worker.output());
+    await waitUntil(
+      async () => (await scrape('127.0.0.2', port)) === 200,
+      15_000,
+      () => worker.output(),
+    );
     expect(await scrape('127.0.0.1', port)).toBe('ECONNREFUSED');
   });
 });

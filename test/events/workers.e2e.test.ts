@@ -85,12 +85,23 @@ describeEachRedisShape('delivery through BullMQ jobs with separate workers, Redi
     expect(job.name).toBe('new_contact');
     expect(job.attempts).toBe(1);
     expect(job.opts.attempts).toBe(1);
-    expect(job.data).toStrictEqual({ event_id: eventId, event: 'new_contact', account_id: 'acme', fired_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) });
+    expect(job.data).toStrictEqual({
+      event_id: eventId,
+      event: 'new_contact',
+      account_id: 'acme',
+      fired_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+    });
     expect(job.progress).toStrictEqual({ deliveries: 2, settled: 2 });
     const reports = job.returnValue.deliveries!;
     expect(new Set(reports.map((report) => report.hook_id))).toStrictEqual(new Set(hooks));
     for (const report of reports) {
-      expect(report).toStrictEqual({ hook_id: expect.any(String), delivery_id: expect.any(String), status: 'delivered', response_status: 200, duration_ms: expect.any(Number) });
+      expect(report).toStrictEqual({
+        hook_id: expect.any(String),
+        delivery_id: expect.any(String),
+        status: 'delivered',
+        response_status: 200,
+        duration_ms: expect.any(Number),
+      });
     }
     // The POSTs it lists are the ones the receiver got, with the job's id as their webhook-id.
     expect(stack.received('/job-a').map((request) => request.headers['webhook-id'])).toStrictEqual([eventId]);
@@ -227,12 +238,19 @@ describeEachRedisShape('operator surfaces with Redis %s', (shape) => {
     // Its API reads the queues themselves (BullMQ's scripts, on the cluster too).
     const { status, body } = await board(stack, '?activeQueue=events&status=latest&page=1');
     expect(status).toBe(200);
-    const queues = (body.queues as Array<{ name: string; readOnlyMode: boolean; description: string }>).map(({ name, readOnlyMode, description }) => ({ name, readOnlyMode, described: description.length > 0 }));
+    const queues = (body.queues as Array<{ name: string; readOnlyMode: boolean; description: string }>).map(({ name, readOnlyMode, description }) => ({
+      name,
+      readOnlyMode,
+      described: description.length > 0,
+    }));
     expect(queues.sort((a, b) => a.name.localeCompare(b.name))).toStrictEqual([
       { name: 'deliveries', readOnlyMode: true, described: true },
       { name: 'events', readOnlyMode: true, described: true },
     ]);
-    const write = await fetch(`${stack.web.url}/admin/queues/api/queues/events/clean/completed`, { method: 'PUT', headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    const write = await fetch(`${stack.web.url}/admin/queues/api/queues/events/clean/completed`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+    });
     expect(write.status).toBe(405);
   });
 

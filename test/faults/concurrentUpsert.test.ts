@@ -29,9 +29,7 @@ describe.each(engines())('200 concurrent upserts of one new phone (%s)', (engine
     expect((await api('POST', '/hooks', { event: 'new_contact', target_url: `${receiver.url}/race` })).status).toBe(201);
 
     const phone = newPhone();
-    const answers = await Promise.all(
-      Array.from({ length: RACERS }, (_, i) => api('POST', '/contacts', { phone, name: `Racer ${i}` })),
-    );
+    const answers = await Promise.all(Array.from({ length: RACERS }, (_, i) => api('POST', '/contacts', { phone, name: `Racer ${i}` })));
     await receiver.waitFor(1, 10_000);
     await sleep(1500); // a second delivery would arrive here
     await web.stop('SIGTERM');

@@ -51,7 +51,10 @@ describe.runIf(withPostgresAndRedis)('a PostgreSQL outage while workers drain a 
     await waitUntil(async () => (await unfinished()) === 0 && (await stack.sql('SELECT count(*)::int AS n FROM deliveries'))[0].n === expected, 90_000);
     // Every delivery is now received, or claimed and not (yet) finished: let the ones in flight land.
     const sending = async () => (await stack.sql(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'sending'`))[0].n;
-    await waitUntil(async () => new Set(stack.receiver.requests.map((r) => `${String(r.headers['webhook-id'])} ${r.path}`)).size + (await sending()) >= expected, 30_000);
+    await waitUntil(
+      async () => new Set(stack.receiver.requests.map((r) => `${String(r.headers['webhook-id'])} ${r.path}`)).size + (await sending()) >= expected,
+      30_000,
+    );
     await sleep(1_000);
 
     const rows = await stack.sql(

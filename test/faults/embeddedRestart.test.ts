@@ -40,8 +40,7 @@ describe('the embedded process restarting with a paced backlog', () => {
 
     const second = await startWeb(env);
     const again = client(second.url).api(key);
-    const log = async () =>
-      ((await again('GET', `/hooks/${hookId}/deliveries`)).body.deliveries as Array<{ event_id: string; status: string }>) ?? [];
+    const log = async () => ((await again('GET', `/hooks/${hookId}/deliveries`)).body.deliveries as Array<{ event_id: string; status: string }>) ?? [];
     await waitUntil(async () => (await log()).length === 20 && (await log()).every((d) => d.status !== 'queued'), 30_000);
     await waitUntil(async () => receiver.requests.length + (await log()).filter((d) => d.status === 'sending').length >= 20, 10_000);
 

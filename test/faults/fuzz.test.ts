@@ -66,7 +66,10 @@ const GROUPS: Record<string, Route[]> = {
 const ALL_ROUTES = Object.values(GROUPS).flat();
 
 /** Header values a real HTTP parser lets through: visible ASCII, space, tab and obs-text. */
-const headerValue = fc.string({ unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)), maxLength: 80 });
+const headerValue = fc.string({
+  unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)),
+  maxLength: 80,
+});
 
 const junk = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
@@ -84,7 +87,15 @@ const plausible: Record<string, fc.Arbitrary<unknown>> = {
   email: fc.oneof(fc.constantFrom('ann@example.com', 'a@b', '@', 'x'.repeat(250) + '@e.co'), fc.emailAddress()),
   event: fc.constantFrom('new_contact', 'new_conversation', 'missed_call', 'NEW_CONTACT', 'new_contact ', 'other'),
   target_url: fc.oneof(
-    fc.constantFrom('https://127.0.0.1/x', 'http://example.com/h', 'https://', 'https://u:p@example.com/', 'javascript:alert(1)', `https://e.com/${'a'.repeat(2100)}`, 'https://e.com/a b'),
+    fc.constantFrom(
+      'https://127.0.0.1/x',
+      'http://example.com/h',
+      'https://',
+      'https://u:p@example.com/',
+      'javascript:alert(1)',
+      `https://e.com/${'a'.repeat(2100)}`,
+      'https://e.com/a b',
+    ),
     fc.webUrl(),
   ),
   source: fc.constantFrom('zapier', 'hubspot', 'HubSpot', '', '-x', 'a'.repeat(65), 'make.com'),
@@ -157,7 +168,29 @@ const contentType = fc.oneof(
 /** encodeURIComponent, except that a lone surrogate (which it refuses) becomes U+FFFD. */
 const escapeUri = (value: string) => encodeURIComponent(value.replace(/\p{Cs}/gu, '\ufffd'));
 
-const PATH_JUNK = ['..', '.', '%2e%2e', '%2F', '%00', '%', '%zz', '%ff', 'a'.repeat(129), 'a'.repeat(5000), '😀', 'é', ' ', '\u0000', '\\', ';', '*', 'null', '%20', '?x=1', '#x'];
+const PATH_JUNK = [
+  '..',
+  '.',
+  '%2e%2e',
+  '%2F',
+  '%00',
+  '%',
+  '%zz',
+  '%ff',
+  'a'.repeat(129),
+  'a'.repeat(5000),
+  '😀',
+  'é',
+  ' ',
+  '\u0000',
+  '\\',
+  ';',
+  '*',
+  'null',
+  '%20',
+  '?x=1',
+  '#x',
+];
 
 /** The ids and names the fixtures hold; mixed with junk so some runs hit real rows. */
 interface Known {
@@ -230,7 +263,18 @@ const queryString = (route: Route) =>
         )
         .map((pairs) => `?${pairs.map(([key, value]) => `${escapeUri(key)}=${escapeUri(value)}`).join('&')}`),
     },
-    { weight: 1, arbitrary: fc.constantFrom('?', '?&&==', '?event', '?event=%', '?event=%zz&limit=%ff', '?limit=1&limit=2&event=new_contact&event=missed_call', `?${'a=1&'.repeat(2000)}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '?',
+        '?&&==',
+        '?event',
+        '?event=%',
+        '?event=%zz&limit=%ff',
+        '?limit=1&limit=2&event=new_contact&event=missed_call',
+        `?${'a=1&'.repeat(2000)}`,
+      ),
+    },
   );
 
 /** A request aimed at one of the routes: usually its own method, sometimes any other. */
@@ -262,7 +306,21 @@ function requestFor(routes: Route[], known: Known, encodeParams = true): fc.Arbi
 /** Any path under the two prefixes, made of real and junk segments, with any method. */
 function anyPath(known: Known): fc.Arbitrary<FuzzRequest> {
   const segment = fc.oneof(
-    fc.constantFrom('accounts', 'keys', 'rotate', 'me', 'contacts', 'sync', 'calls', 'hooks', 'deliveries', 'events', known.accountId, ...known.hookIds, ...known.spareKeyIds),
+    fc.constantFrom(
+      'accounts',
+      'keys',
+      'rotate',
+      'me',
+      'contacts',
+      'sync',
+      'calls',
+      'hooks',
+      'deliveries',
+      'events',
+      known.accountId,
+      ...known.hookIds,
+      ...known.spareKeyIds,
+    ),
     fc.constantFrom(...PATH_JUNK).map(escapeUri),
     fc.string({ maxLength: 12 }).map(escapeUri),
   );
@@ -344,7 +402,11 @@ describe.each(engines())('fuzzing every route (%s)', (engine) => {
       ['new_contact', 'missed_call'].map((event) => post('/api/v1/hooks', { event, target_url: 'https://127.0.0.1/fuzz' }, `Bearer ${main.key}`)),
     );
     const contact = await post('/api/v1/contacts', { phone: '+14155550123', name: 'Fuzz' }, `Bearer ${main.key}`);
-    await post('/internal/v1/accounts/acct-fuzz/calls', { channel: 'voice', outcome: 'voicemail', spam: false, caller_name: 'A', caller_number: '+14155550100', summary: 's' }, `Bearer ${INTERNAL_TOKEN}`);
+    await post(
+      '/internal/v1/accounts/acct-fuzz/calls',
+      { channel: 'voice', outcome: 'voicemail', spam: false, caller_name: 'A', caller_number: '+14155550100', summary: 's' },
+      `Bearer ${INTERNAL_TOKEN}`,
+    );
     await db.query(
       `INSERT INTO deliveries (id, event_id, hook_id, account_id, status, response_status, duration_ms)
        SELECT $1, (SELECT id FROM events LIMIT 1), $2, 'acct-fuzz', 'delivered', 200, 5`,

@@ -44,7 +44,12 @@ describe.runIf(withPostgres)('PostgreSQL unreachable for a moment', () => {
     send('events', 'GET', '/api/v1/events?event=new_contact', key),
     send('issue key', 'POST', '/internal/v1/accounts/pg-outage/keys', INTERNAL_TOKEN, { source: 'zapier' }),
     send('report call', 'POST', '/internal/v1/accounts/pg-outage/calls', INTERNAL_TOKEN, {
-      channel: 'voice', outcome: 'voicemail', spam: false, caller_name: 'A', caller_number: '+14155550100', summary: 's',
+      channel: 'voice',
+      outcome: 'voicemail',
+      spam: false,
+      caller_name: 'A',
+      caller_number: '+14155550100',
+      summary: 's',
     }),
     send('sync contact', 'POST', '/internal/v1/accounts/pg-outage/contacts/sync', INTERNAL_TOKEN, { phone: newPhone(), source: 'hubspot' }),
   ];

@@ -25,7 +25,9 @@ function startRedis(port: number) {
  * A Redis of the test's own that it can take away and bring back empty (nothing is kept on disk):
  * one server, or every master of a 3-master cluster at once.
  */
-async function ownRedis(shape: RedisShape): Promise<{ env: Record<string, string>; kill(): Promise<unknown>; restart(): Promise<void>; stop(): Promise<unknown> }> {
+async function ownRedis(
+  shape: RedisShape,
+): Promise<{ env: Record<string, string>; kill(): Promise<unknown>; restart(): Promise<void>; stop(): Promise<unknown> }> {
   if (shape === 'cluster') {
     const cluster = await startRedisCluster();
     return { env: { REDIS_CLUSTER_NODES: cluster.nodes }, kill: cluster.kill, restart: cluster.restart, stop: cluster.stop };
@@ -143,7 +145,9 @@ describeEachRedisShape('Redis %s stopped and restarted while events fire', (shap
     await waitUntil(() => received().length >= 10, 30_000);
     await sleep(2_000);
     const perEvent = countBy(received(), (request) => String(request.headers['webhook-id']));
-    console.info(`[redisOutage ${shape}] paced backlog of 10 through a Redis restart that lost every job: delivered ${perEvent.size}, duplicated ${[...perEvent.values()].filter((n) => n > 1).length}`);
+    console.info(
+      `[redisOutage ${shape}] paced backlog of 10 through a Redis restart that lost every job: delivered ${perEvent.size}, duplicated ${[...perEvent.values()].filter((n) => n > 1).length}`,
+    );
     expect(perEvent.size).toBe(10);
     expect([...perEvent.values()].every((count) => count === 1)).toBe(true);
   });

@@ -34,8 +34,7 @@ describe('slow, silent and huge targets beside a normal one', () => {
     receivers.push(started);
     return started;
   };
-  const summary = (latencies: number[]) =>
-    `p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms`;
+  const summary = (latencies: number[]) => `p50 ${percentile(latencies, 50)} ms, p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms`;
 
   beforeAll(async () => {
     store = await serviceStore(engine);

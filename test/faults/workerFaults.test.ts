@@ -91,9 +91,7 @@ describeEachRedisShape('worker faults never produce a second POST, Redis %s', (s
     await sleep(8000);
     const { duplicated, delivered } = report('SIGKILL', '/killed', 20);
     expect(duplicated).toBe(0);
-    const claimed = await stack.sql(
-      `SELECT count(*)::int AS n FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.target_url LIKE '%/killed'`,
-    );
+    const claimed = await stack.sql(`SELECT count(*)::int AS n FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.target_url LIKE '%/killed'`);
     expect(claimed[0].n).toBeGreaterThanOrEqual(delivered);
     stack.startWorker();
     await stack.api('DELETE', `/hooks/${hook}`);

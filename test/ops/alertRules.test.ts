@@ -34,15 +34,22 @@ describe('the alert rules’ unit tests', () => {
   it('see every alert fire, and see it stay quiet', () => {
     for (const alert of alertExpressions().keys()) {
       const of = checks.filter((check) => check.alertname === alert);
-      expect(of.some((check) => (check.exp_alerts ?? []).length > 0), `${alert} fires in a test`).toBe(true);
-      expect(of.some((check) => (check.exp_alerts ?? []).length === 0), `${alert} stays quiet in a test`).toBe(true);
+      expect(
+        of.some((check) => (check.exp_alerts ?? []).length > 0),
+        `${alert} fires in a test`,
+      ).toBe(true);
+      expect(
+        of.some((check) => (check.exp_alerts ?? []).length === 0),
+        `${alert} stays quiet in a test`,
+      ).toBe(true);
     }
   });
 });
 
 describe('metric names in PromQL', () => {
   it('are what a query selects, not its functions, labels, windows or keywords', () => {
-    const expr = 'sum by (le, route) (rate(a_bucket{outcome=~"x|y", le!="1"}[$__rate_interval])) / on(instance) group_left b:c offset 5m > bool 1e-3 and absent(d)';
+    const expr =
+      'sum by (le, route) (rate(a_bucket{outcome=~"x|y", le!="1"}[$__rate_interval])) / on(instance) group_left b:c offset 5m > bool 1e-3 and absent(d)';
     expect(metricNames(expr).sort()).toEqual(['a_bucket', 'b:c', 'd']);
   });
 

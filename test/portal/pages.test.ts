@@ -38,9 +38,18 @@ describe.each(engines())('portal pages on %s', (engine) => {
     const outcomes = Array.from({ length: 7 }, (_, i) => (i % 2 === 0 ? 'failed' : 'delivered'));
     const { accountId, hookId, deliveryIds } = await seededAccount(t.store, outcomes);
     // Six days ago, kept by retention (8 days), drawn in the week's chart but not in the 24 hours'.
-    await t.db.query(`INSERT INTO hook_outcome_hours (hook_id, hour, status, count) VALUES ($1, date_trunc('hour', now()) - interval '6 days', 'unknown', 9),
-      ($1, date_trunc('hour', now()) - interval '9 days', 'unknown', 5)`, [hookId]);
-    const settings = { retentionMs: 30 * 86_400_000, stuckAfterMs: 3_600_000, maxWaitMs: 86_400_000, disableRule: { afterMs: 86_400_000, minFailures: 1000 }, pauseMs: 0 };
+    await t.db.query(
+      `INSERT INTO hook_outcome_hours (hook_id, hour, status, count) VALUES ($1, date_trunc('hour', now()) - interval '6 days', 'unknown', 9),
+      ($1, date_trunc('hour', now()) - interval '9 days', 'unknown', 5)`,
+      [hookId],
+    );
+    const settings = {
+      retentionMs: 30 * 86_400_000,
+      stuckAfterMs: 3_600_000,
+      maxWaitMs: 86_400_000,
+      disableRule: { afterMs: 86_400_000, minFailures: 1000 },
+      pauseMs: 0,
+    };
     await runMaintenancePass(t.store, settings);
     expect(await count(t.db, 'hook_outcome_hours WHERE hook_id = $1', [hookId])).toBe(3);
 

@@ -27,7 +27,11 @@ describe.runIf(withChromium).each(stackModes())('the portal in a browser, %s mod
 
   beforeAll(async () => {
     // Two failures a millisecond apart disable a hook: step 6 has one to enable.
-    stack = await startStack({ mode, workers: mode === 'workers' ? 1 : 0, env: { HOOK_DISABLE_AFTER: '1ms', HOOK_DISABLE_MIN_FAILURES: '2', LOG_LEVEL: 'warn' } });
+    stack = await startStack({
+      mode,
+      workers: mode === 'workers' ? 1 : 0,
+      env: { HOOK_DISABLE_AFTER: '1ms', HOOK_DISABLE_MIN_FAILURES: '2', LOG_LEVEL: 'warn' },
+    });
     stack.answers['/bad'] = () => ({ status: 500 });
     hooks.good = await stack.subscribe('/good');
     hooks.bad = await stack.subscribe('/bad');
@@ -35,11 +39,19 @@ describe.runIf(withChromium).each(stackModes())('the portal in a browser, %s mod
     const made = await stack.http.api(makeKey)('POST', '/hooks', { event: 'missed_call', target_url: `${stack.receiver.url}/make` });
     hooks.make = made.body.id;
     // New contacts until the failing hook is disabled: its failures must span the rule's millisecond.
-    await waitUntil(async () => {
-      await stack.newContacts(1);
-      return (await stack.api('GET', `/hooks/${hooks.bad}`)).body.state === 'disabled';
-    }, 30_000, () => 'the failing hook was not disabled');
-    await waitUntil(async () => stack.received('/good').length >= 1, 15_000, () => 'no delivery reached /good');
+    await waitUntil(
+      async () => {
+        await stack.newContacts(1);
+        return (await stack.api('GET', `/hooks/${hooks.bad}`)).body.state === 'disabled';
+      },
+      30_000,
+      () => 'the failing hook was not disabled',
+    );
+    await waitUntil(
+      async () => stack.received('/good').length >= 1,
+      15_000,
+      () => 'no delivery reached /good',
+    );
 
     browser = await openBrowser({ timezoneId: TIME_ZONE, locale: 'en-US' });
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
@@ -132,14 +144,27 @@ describe.runIf(withChromium).each(stackModes())('the portal in a browser, %s mod
     await page.goto(`${stack.web.url}/portal/hooks/${hooks.good}`);
     await page.getByRole('button', { name: 'Send a test event' }).click();
     await page.waitForURL(/done=test_sent/);
-    await waitUntil(async () => stack.received('/good').length > before, 15_000, () => 'the test event did not arrive');
+    await waitUntil(
+      async () => stack.received('/good').length > before,
+      15_000,
+      () => 'the test event did not arrive',
+    );
     const arrived = stack.received('/good').at(-1)!;
     expect(JSON.parse(arrived.body)).toStrictEqual({ event: 'new_contact', data: EVENT_EXAMPLES.new_contact });
-    expect(stack.received('/bad').filter((request) => request.receivedAt >= arrived.receivedAt - 1_000).map((r) => r.body)).not.toContain(arrived.body);
-    await waitUntil(async () => {
-      await page.reload();
-      return (await page.locator('table.log tbody tr').first().textContent())!.includes('delivered');
-    }, 15_000, () => 'the test delivery was not recorded');
+    expect(
+      stack
+        .received('/bad')
+        .filter((request) => request.receivedAt >= arrived.receivedAt - 1_000)
+        .map((r) => r.body),
+    ).not.toContain(arrived.body);
+    await waitUntil(
+      async () => {
+        await page.reload();
+        return (await page.locator('table.log tbody tr').first().textContent())!.includes('delivered');
+      },
+      15_000,
+      () => 'the test delivery was not recorded',
+    );
     await expect(page.locator('table.log tbody tr').first().textContent()).resolves.toContain('test');
     await shot('7-test');
   });

@@ -31,7 +31,12 @@ describe.each(engines())('portal security on %s', (engine) => {
     await t.db.query(`UPDATE hooks SET state = 'disabled', disabled_reason = 'failing', disabled_at = now() WHERE id = $1`, [theirs.hookId]);
     const client = await signedIn(t.url, mine.accountId);
     const csrf = await client.csrf();
-    for (const path of [`/portal/hooks/${theirs.hookId}`, `/portal/deliveries/${theirs.deliveryIds[0]}`, `/portal/hooks/${theirs.hookId}/unsubscribe`, `/portal/keys/${theirs.keyId}/revoke`]) {
+    for (const path of [
+      `/portal/hooks/${theirs.hookId}`,
+      `/portal/deliveries/${theirs.deliveryIds[0]}`,
+      `/portal/hooks/${theirs.hookId}/unsubscribe`,
+      `/portal/keys/${theirs.keyId}/revoke`,
+    ]) {
       expectPage(await client.get(path), 404, 'Not found');
     }
     const before = await snapshot(t.db);

@@ -103,7 +103,11 @@ export function usePortalApp(engine: Engine, env: Record<string, string> = {}) {
 export async function seededAccount(store: Store, outcomes: Array<'delivered' | 'failed'> = ['delivered', 'failed']) {
   const accountId = `acct-${randomUUID()}`;
   const { hookId, keyId } = await storedHook(store, accountId);
-  const deliveries = await newContactDeliveries(store, accountId, outcomes.map((_, i) => `+1415555${String(1000 + i)}`));
+  const deliveries = await newContactDeliveries(
+    store,
+    accountId,
+    outcomes.map((_, i) => `+1415555${String(1000 + i)}`),
+  );
   const ids = deliveries.map((delivery) => delivery.id);
   expect(await store.deliveries.claim(ids, randomUUID())).toHaveLength(ids.length);
   await store.deliveries.record(

@@ -61,7 +61,11 @@ describe.runIf(withPostgresAndRedis)('BullMQ queues', () => {
     expect(ran[0]!.n).toBe(1);
     expect(ran[0]!.at).toBeGreaterThanOrEqual(runAt - WAKE_EARLY_MS - 5);
     const job = await inspect.getJob('later.1');
-    expect({ name: job?.name, returnvalue: job?.returnvalue, attempts: job?.opts.attempts }).toStrictEqual({ name: 'paced', returnvalue: { doubled: 2 }, attempts: 1 });
+    expect({ name: job?.name, returnvalue: job?.returnvalue, attempts: job?.opts.attempts }).toStrictEqual({
+      name: 'paced',
+      returnvalue: { doubled: 2 },
+      attempts: 1,
+    });
     // Kept completed, its id adds nothing again.
     await queue.add([{ id: 'later.1', name: 'paced', data: { n: 5 } }]);
     await sleep(500);
@@ -97,11 +101,20 @@ describe.runIf(withPostgresAndRedis)('BullMQ queues', () => {
     const settings = { target: redis.target, prefix: redis.prefix };
     const queue = createBullQueue<Data>(settings, 'events', { log, failFast: false, kept });
     // One at a time, and the first holds the worker until every other job waits.
-    const consumer = startBullConsumer<Data, void>(settings, 'events', async ({ n }) => {
-      ran.push(n);
-      if (n === 0) await held;
-    }, { concurrency: 1, lockMs: 5_000, kept, log });
-    closing.push(() => consumer.close(), () => queue.close(), () => redis.cleanup());
+    const consumer = startBullConsumer<Data, void>(
+      settings,
+      'events',
+      async ({ n }) => {
+        ran.push(n);
+        if (n === 0) await held;
+      },
+      { concurrency: 1, lockMs: 5_000, kept, log },
+    );
+    closing.push(
+      () => consumer.close(),
+      () => queue.close(),
+      () => redis.cleanup(),
+    );
     await queue.add([{ id: 'first', name: 'x', data: { n: 0 } }]);
     await waitUntil(() => ran.length === 1, 10_000);
     await queue.add([

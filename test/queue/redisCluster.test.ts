@@ -133,7 +133,14 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
     try {
       expect(await web.workers()).toBe(0);
       await cluster.kill();
-      await waitUntil(async () => (await web.workers().then(() => 'counted', () => 'failed')) === 'failed', 10_000);
+      await waitUntil(
+        async () =>
+          (await web.workers().then(
+            () => 'counted',
+            () => 'failed',
+          )) === 'failed',
+        10_000,
+      );
     } finally {
       await web.close();
     }

@@ -4,7 +4,14 @@ import { testServices } from '../support/app.js';
 import { engines, useTestStore } from '../support/databases.js';
 import { newAccount } from '../support/http.js';
 
-const voicemail = { channel: 'voice' as const, outcome: 'voicemail' as const, spam: false, caller_name: 'Ann', caller_number: '+14155550100', summary: 'Call me' };
+const voicemail = {
+  channel: 'voice' as const,
+  outcome: 'voicemail' as const,
+  spam: false,
+  caller_name: 'Ann',
+  caller_number: '+14155550100',
+  summary: 'Call me',
+};
 
 /**
  * Calls reported at the same time are recorded together, one statement and one commit for the

@@ -60,7 +60,9 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
 
   it('lets exactly one of many concurrent claimants have each delivery', async () => {
     const { deliveryIds } = await queuedDeliveries(10);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => t.store.deliveries.claim(i % 2 ? deliveryIds : [...deliveryIds].reverse(), randomUUID())));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => t.store.deliveries.claim(i % 2 ? deliveryIds : [...deliveryIds].reverse(), randomUUID())),
+    );
     const claimed = answers.flat().map((row) => row.delivery_id);
     expect(claimed.sort()).toStrictEqual([...deliveryIds].sort());
   });
@@ -140,7 +142,8 @@ describe.each(engines())('claiming deliveries on %s', (engine) => {
     // Earlier tests ran claims and outcomes too: every one of them was planned once.
     const batchWrites = await plans(t.store.db.genericPlans(), 'locked_rows AS MATERIALIZED');
     expect(batchWrites.length).toBeGreaterThanOrEqual(2);
-    for (const statement of batchWrites) expect(statement).toStrictEqual({ generic_plans: expect.toSatisfy((n: number) => n >= deliveryIds.length), custom_plans: 0 });
+    for (const statement of batchWrites)
+      expect(statement).toStrictEqual({ generic_plans: expect.toSatisfy((n: number) => n >= deliveryIds.length), custom_plans: 0 });
     expect(await plans(t.store.db, 'ORDER BY relay_at LIMIT $1 FOR UPDATE SKIP LOCKED')).toStrictEqual([{ generic_plans: 0, custom_plans: 1 }]);
   });
 

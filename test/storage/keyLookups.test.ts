@@ -48,7 +48,9 @@ async function readByGenericPlan(db: Database, text: string, params: unknown[], 
       await tx.exec(`SET LOCAL plan_cache_mode = force_generic_plan; ${before}`);
       // A prepared statement outlives the transaction: it is deallocated before the rollback.
       await tx.exec(`PREPARE measured AS ${text}`);
-      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE measured(${params.map(literal).join(', ')})`);
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE measured(${params.map(literal).join(', ')})`,
+      );
       await tx.exec('DEALLOCATE measured');
       read = rowsRead(rows[0]!['QUERY PLAN'][0].Plan);
       throw rolledBack;
@@ -91,7 +93,9 @@ describe.each(engines())('finding deliveries by their key on %s', (engine) => {
       { afterMs: 86_400_000, minFailures: 1_000_000 },
     );
     const texts = (
-      await t.store.db.genericPlans().query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%locked_rows AS MATERIALIZED%'`)
+      await t.store.db
+        .genericPlans()
+        .query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%locked_rows AS MATERIALIZED%'`)
     ).rows.map((row) => row.statement);
     const claimText = texts.find((text) => text.includes("SET status = 'sending'"))!;
     const recordText = texts.find((text) => text.includes('hook_outcome_hours'))!;

@@ -106,7 +106,9 @@ describe.each(engines())('partitioning a populated database on %s', (engine) => 
     expect(fanned.map((delivery) => delivery.accountId)).toStrictEqual(['acct']);
     const [claimed] = await store.deliveries.claim([fanned[0]!.id], randomUUID());
     expect(claimed?.event_id).toBe(waitingEvent);
-    const { rows: statuses } = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM deliveries GROUP BY status ORDER BY status`);
+    const { rows: statuses } = await db.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM deliveries GROUP BY status ORDER BY status`,
+    );
     expect(statuses).toStrictEqual([
       { status: 'delivered', n: EVENTS + 1 },
       { status: 'sending', n: 1 },

@@ -69,7 +69,7 @@ describe.each(engines())('day partitions on %s', (engine) => {
     const later = await deliveryAt(day0 + 6 * DAY + 1_000);
     await deliver(later.deliveryId);
     // Last, so no fan-out above takes it.
-    const [undispatched = ""] = await recordEvents(t.db, 'nobody', 1, { at: new Date(day0 + 5 * DAY + 1_000) });
+    const [undispatched = ''] = await recordEvents(t.db, 'nobody', 1, { at: new Date(day0 + 5 * DAY + 1_000) });
 
     // Every day before day 6 is past the cutoff; day 6 only partly, so it stays. Today is in the
     // first partition, of everything before tomorrow.
@@ -93,7 +93,12 @@ describe.each(engines())('day partitions on %s', (engine) => {
     const day6 = (await today()) + 6 * DAY;
     await t.db.exec(`ALTER TABLE deliveries DETACH PARTITION deliveries_${dayName(day6)}; ALTER TABLE events DETACH PARTITION events_${dayName(day6)}`);
     const tables = async () =>
-      (await t.db.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relname IN ($1, $2)`, [`deliveries_${dayName(day6)}`, `events_${dayName(day6)}`])).rows;
+      (
+        await t.db.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relname IN ($1, $2)`, [
+          `deliveries_${dayName(day6)}`,
+          `events_${dayName(day6)}`,
+        ])
+      ).rows;
     expect(await tables()).toHaveLength(2);
     expect(await t.store.partitions.dropBefore(0)).toStrictEqual([]);
     expect(await tables()).toStrictEqual([]);

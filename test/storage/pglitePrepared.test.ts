@@ -32,11 +32,18 @@ describe('prepared statements on PGlite', () => {
     ] as const;
     const SELECT = 'SELECT id, name, body, at, n, tags FROM things WHERE id = ANY($1::uuid[]) OR name = $2 ORDER BY id';
     for (const row of rows) {
-      const inserted = await prepared(INSERT, row.map((value) => [value]));
+      const inserted = await prepared(
+        INSERT,
+        row.map((value) => [value]),
+      );
       expect(inserted.rowCount).toBe(1);
       expect(inserted.rows).toStrictEqual((await db.query(SELECT, [[row[0]], null])).rows);
     }
-    for (const [ids, name] of [[rows.map((row) => row[0]), null], [[], 'one'], [[rows[1][0]], 'none']] as const) {
+    for (const [ids, name] of [
+      [rows.map((row) => row[0]), null],
+      [[], 'one'],
+      [[rows[1][0]], 'none'],
+    ] as const) {
       const ours = await prepared(SELECT, [ids, name]);
       const theirs = await db.query(SELECT, [ids, name]);
       expect(ours.rows).toStrictEqual(theirs.rows);

@@ -21,7 +21,10 @@ describe("statements on PGlite's one connection", () => {
   it('runs an urgent statement before every statement already waiting', async () => {
     const finished: string[] = [];
     const waiting = Array.from({ length: 20 }, (_, i) => db.query(BUSY).then(() => finished.push(`statement ${i}`)));
-    const urgent = db.ahead().query('SELECT 1').then(() => finished.push('urgent'));
+    const urgent = db
+      .ahead()
+      .query('SELECT 1')
+      .then(() => finished.push('urgent'));
     await Promise.all([...waiting, urgent]);
     // The first statement was running when the urgent one came; the urgent one ran next.
     expect(finished.slice(0, 3)).toEqual(['statement 0', 'urgent', 'statement 1']);
@@ -43,7 +46,10 @@ describe("statements on PGlite's one connection", () => {
     await db.transaction(async (tx) => {
       await tx.query('SELECT 1');
       seen.push('transaction began');
-      other = db.ahead().query('SELECT 1').then(() => seen.push('other'));
+      other = db
+        .ahead()
+        .query('SELECT 1')
+        .then(() => seen.push('other'));
       await new Promise((resolve) => setTimeout(resolve, 20));
       await tx.query('SELECT 1');
       seen.push('transaction ended');

@@ -30,9 +30,7 @@ describe.runIf(withPostgres)('DATABASE_POOL_SIZE', () => {
     const { store } = await openStore(loadConfig({ DATABASE_URL: database.url, ...env }), silentLog);
     try {
       let done = false;
-      const load = Promise.all(Array.from({ length: CONCURRENT_QUERIES }, () => store.db.query('SELECT pg_sleep(0.5)'))).finally(
-        () => (done = true),
-      );
+      const load = Promise.all(Array.from({ length: CONCURRENT_QUERIES }, () => store.db.query('SELECT pg_sleep(0.5)'))).finally(() => (done = true));
       let most = 0;
       while (!done) {
         const { rows } = await observer.query<{ n: number }>(

@@ -37,7 +37,11 @@ describe.each(engines())('maintenance on %s', (engine) => {
   const ids = async (table: string) => new Set((await db.query<{ id: string }>(`SELECT id::text FROM ${table}`)).rows.map((row) => row.id));
 
   async function hook(keyId: string, accountId: string, deletedAgo?: number) {
-    const created = await store.hooks.create({ keyId, accountId }, { eventType: 'new_contact', targetUrl: 'https://example.com/h', maxPerSecond: null, secret: 'whsec_x' }, 100);
+    const created = await store.hooks.create(
+      { keyId, accountId },
+      { eventType: 'new_contact', targetUrl: 'https://example.com/h', maxPerSecond: null, secret: 'whsec_x' },
+      100,
+    );
     if (created.outcome !== 'created') throw new Error(created.outcome);
     if (deletedAgo !== undefined) await db.query(`UPDATE hooks SET deleted_at = $2, secret = '' WHERE id = $1`, [created.hook.id, ago(deletedAgo)]);
     return created.hook.id;
@@ -45,21 +49,21 @@ describe.each(engines())('maintenance on %s', (engine) => {
   /** An event fired `createdAgo`; fanned out, or still in the outbox. */
   async function event(accountId: string, createdAgo: number, fannedOut: boolean) {
     const id = randomUUID();
-    await db.query(`INSERT INTO events (id, account_id, event_type, data, created_at) VALUES ($1, $2, 'new_contact', '{}', $3)`, [id, accountId, ago(createdAgo)]);
+    await db.query(`INSERT INTO events (id, account_id, event_type, data, created_at) VALUES ($1, $2, 'new_contact', '{}', $3)`, [
+      id,
+      accountId,
+      ago(createdAgo),
+    ]);
     if (!fannedOut) await db.query(`INSERT INTO event_outbox SELECT id, account_id, event_type, created_at, created_at FROM events WHERE id = $1`, [id]);
     return id;
   }
   async function delivery(eventId: string, hookId: string, status: DeliveryStatus, queuedAgo: number, attemptedAgo?: number) {
     const id = randomUUID();
-    await db.query(`INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, attempted_at)
-       SELECT $1, $2, $3, account_id, $4, $5, $6 FROM hooks WHERE id = $3`, [
-      id,
-      eventId,
-      hookId,
-      status,
-      ago(queuedAgo),
-      attemptedAgo === undefined ? null : ago(attemptedAgo),
-    ]);
+    await db.query(
+      `INSERT INTO deliveries (id, event_id, hook_id, account_id, status, queued_at, attempted_at)
+       SELECT $1, $2, $3, account_id, $4, $5, $6 FROM hooks WHERE id = $3`,
+      [id, eventId, hookId, status, ago(queuedAgo), attemptedAgo === undefined ? null : ago(attemptedAgo)],
+    );
     return id;
   }
   async function call(accountId: string, createdAgo: number) {
@@ -77,7 +81,8 @@ describe.each(engines())('maintenance on %s', (engine) => {
   // that step is tested.
   const vacuum = { deadRows: 1e12, deadFraction: 1, freezeAge: 2 ** 31 - 1 };
   const pass = async () =>
-    (await runMaintenancePass(store, { retentionMs: RETENTION_MS, stuckAfterMs: HOUR, maxWaitMs: 1_000 * HOUR, disableRule, batch: 2, pauseMs: 0, vacuum })).changed;
+    (await runMaintenancePass(store, { retentionMs: RETENTION_MS, stuckAfterMs: HOUR, maxWaitMs: 1_000 * HOUR, disableRule, batch: 2, pauseMs: 0, vacuum }))
+      .changed;
 
   it('prunes what is past RETENTION_DAYS and nothing that is still needed', async () => {
     const accountId = newAccount();
@@ -122,7 +127,20 @@ describe.each(engines())('maintenance on %s', (engine) => {
       new Set([recentCall]),
     );
     expect(await ids('contacts')).toStrictEqual(new Set([contact.contactId]));
-    expect(changed).toStrictEqual({ unknown: 0, expired: 0, partitionsCreated: 0, partitionsDropped: 0, deliveries: 3, events: 2, calls: oldCalls.length, hooks: 2, keys: 1, outcomeHours: 0, portalSessions: 0, vacuumed: 0 });
+    expect(changed).toStrictEqual({
+      unknown: 0,
+      expired: 0,
+      partitionsCreated: 0,
+      partitionsDropped: 0,
+      deliveries: 3,
+      events: 2,
+      calls: oldCalls.length,
+      hooks: 2,
+      keys: 1,
+      outcomeHours: 0,
+      portalSessions: 0,
+      vacuumed: 0,
+    });
 
     // A second pass finds nothing more to do.
     expect(Object.values(await pass()).every((count) => count === 0)).toBe(true);
@@ -160,8 +178,9 @@ describe.each(engines())('maintenance on %s', (engine) => {
     const accountId = newAccount();
     const key = await newKey(store, accountId);
     const subscribe = async () =>
-      (await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } })).json()
-        .id as string;
+      (
+        await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } })
+      ).json().id as string;
     const [unsubscribed, gone, revoked] = [await subscribe(), await subscribe(), await subscribe()];
     expect((await app.inject({ method: 'DELETE', url: `/api/v1/hooks/${unsubscribed}`, headers: key.auth })).statusCode).toBe(200);
     await store.hooks.deleteGone(gone);

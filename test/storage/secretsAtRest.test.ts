@@ -33,7 +33,12 @@ describe.each(engines())('signing secrets at rest on %s', (engine) => {
   });
 
   const subscribe = async (app: FastifyInstance, auth: Record<string, string>) => {
-    const response = await app.inject({ method: 'POST', url: '/api/v1/hooks', headers: auth, payload: { event: 'new_contact', target_url: 'https://example.com/h' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/hooks',
+      headers: auth,
+      payload: { event: 'new_contact', target_url: 'https://example.com/h' },
+    });
     expect(response.statusCode).toBe(201);
     return response.json<{ id: string; secret: string }>();
   };

@@ -57,20 +57,24 @@ describe.each(engines())('upserts made at once on %s', (engine) => {
       email: fc.constantFrom(...EMAILS),
     });
     // Contacts that exist before the batch, some fields held by their owner.
-    const existing = fc.array(fc.record({ account: fc.nat(1), phone: fc.nat(PHONES.length - 1), held: fc.subarray(['name', 'email'] as ContactField[]) }), { maxLength: 4 });
+    const existing = fc.array(fc.record({ account: fc.nat(1), phone: fc.nat(PHONES.length - 1), held: fc.subarray(['name', 'email'] as ContactField[]) }), {
+      maxLength: 4,
+    });
 
     await fc.assert(
       fc.asyncProperty(existing, fc.array(upsert, { minLength: 1, maxLength: 30 }), async (before, upserts) => {
         const services = testServices(t.store);
         const accounts = [newAccount(), newAccount()];
-        const sync = ({ account, phone, name, email }: Upsert) => services.contacts.sync(accounts[account]!, { phone: PHONES[phone]!, name, email, source: 'crm' });
+        const sync = ({ account, phone, name, email }: Upsert) =>
+          services.contacts.sync(accounts[account]!, { phone: PHONES[phone]!, name, email, source: 'crm' });
         const model = new Map<string, ModelContact>();
         for (const { account, phone, held } of before) {
           const key = `${account}/${phone}`;
           if (model.has(key)) continue;
           const { contact_id } = await sync({ account, phone, name: 'Old', email: 'old@example.com' });
           const owned = { name: held.includes('name') ? 'Owner' : 'Old', email: held.includes('email') ? 'owner@example.com' : 'old@example.com' };
-          if (held.length > 0) await services.contacts.ownerEdit(accounts[account]!, contact_id!, Object.fromEntries(held.map((field) => [field, owned[field]])));
+          if (held.length > 0)
+            await services.contacts.ownerEdit(accounts[account]!, contact_id!, Object.fromEntries(held.map((field) => [field, owned[field]])));
           model.set(key, { ...owned, held });
         }
         const eventsBefore = await newContactEvents(accounts);
@@ -123,7 +127,9 @@ describe.runIf(withPostgres)('upsert batches at once on postgres', () => {
       ]);
       expect(answers.filter((answer) => answer.action === 'inserted')).toHaveLength(phones.length);
       expect(answers.filter((answer) => answer.action === 'updated')).toHaveLength(phones.length);
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'new_contact' AND account_id = $1", [accountId]);
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'new_contact' AND account_id = $1", [
+        accountId,
+      ]);
       expect(rows[0]!.n).toBe(phones.length);
     }
   });

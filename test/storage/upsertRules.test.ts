@@ -19,7 +19,8 @@ describe.each(engines())('the upsert rules on %s', (engine) => {
     const contact: ValidContact = { phone: `+1${phone++}`, fields: { name: 'Stored Name', email: 'stored@example.com' } };
     const created = await upsertContact(t.store, accountId, contact, 'zapier');
     expect(created).toMatchObject({ action: 'inserted', fired: { event_id: expect.any(String), event: 'new_contact' } });
-    if (held.length > 0) await t.store.contacts.applyOwnerEdit(accountId, created.contactId, Object.fromEntries(held.map((field) => [field, `Owner ${field}`])));
+    if (held.length > 0)
+      await t.store.contacts.applyOwnerEdit(accountId, created.contactId, Object.fromEntries(held.map((field) => [field, `Owner ${field}`])));
     const answer = await upsertContact(t.store, accountId, { phone: contact.phone, fields }, 'hubspot');
     const after = await t.store.contacts.get(accountId, created.contactId);
     return { answer, after: { name: after?.name, email: after?.email, source: after?.source }, contactId: created.contactId };

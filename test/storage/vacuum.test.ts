@@ -41,7 +41,11 @@ describe('vacuum on PGlite', () => {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     for (let i = 0; i < HOOKS; i++) {
-      await t.store.hooks.create({ keyId: key.id, accountId }, { eventType: 'new_contact', targetUrl: `https://hooks.example.com/${i}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' }, HOOKS);
+      await t.store.hooks.create(
+        { keyId: key.id, accountId },
+        { eventType: 'new_contact', targetUrl: `https://hooks.example.com/${i}`, maxPerSecond: null, secret: 'whsec_c2VjcmV0' },
+        HOOKS,
+      );
     }
     const phones = Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(1000 + i)}`);
     const ids = (await newContactDeliveries(t.store, accountId, phones)).map((delivery) => delivery.id);
@@ -52,7 +56,8 @@ describe('vacuum on PGlite', () => {
       ids.map((deliveryId) => ({ deliveryId, status: 'delivered' as const, responseStatus: 200, durationMs: 1 })),
       settings.disableRule,
     );
-    const deadDeliveries = async () => (await lastVacuums()).filter((table) => table.name.startsWith('public.deliveries')).reduce((sum, table) => sum + table.n_dead_tup, 0);
+    const deadDeliveries = async () =>
+      (await lastVacuums()).filter((table) => table.name.startsWith('public.deliveries')).reduce((sum, table) => sum + table.n_dead_tup, 0);
     // The counts reach the statistics once the statements' are flushed (within a second).
     await expect.poll(deadDeliveries, { timeout: 5_000 }).toBeGreaterThan(AUTOVACUUM_THRESHOLDS.deadRows + AUTOVACUUM_THRESHOLDS.deadFraction * ids.length);
 

@@ -10,8 +10,7 @@ import type { Store } from '../../src/storage/store.js';
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 
 /** Configuration as the service would parse it from this environment. */
-export const testConfig = (env: Record<string, string> = {}): Config =>
-  loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: 'silent', ...env });
+export const testConfig = (env: Record<string, string> = {}): Config => loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: 'silent', ...env });
 
 const silentLog = pino({ level: 'silent' });
 

@@ -62,16 +62,15 @@ export function urlOf(op: Op, params: Record<string, string> = {}, query?: Recor
 
 /** The first example of the operation's JSON request body. */
 export const requestExample = (op: Op) => {
-  const media = (op.operation.requestBody as { content?: Record<string, { example?: unknown; examples?: never }> } | undefined)?.content?.[
-    'application/json'
-  ];
+  const media = (op.operation.requestBody as { content?: Record<string, { example?: unknown; examples?: never }> } | undefined)?.content?.['application/json'];
   return media ? examplesOf(media)[0] : undefined;
 };
 
 /** The error codes an operation documents for a status. */
 export const errorCodes = (operation: Operation, status: string): string[] => {
-  const media = (operation.responses?.[status] as { content?: Record<string, { schema?: { properties?: { error?: { enum?: string[] } } } }> })
-    ?.content?.['application/json'];
+  const media = (operation.responses?.[status] as { content?: Record<string, { schema?: { properties?: { error?: { enum?: string[] } } } }> })?.content?.[
+    'application/json'
+  ];
   return media?.schema?.properties?.error?.enum ?? [];
 };
 
@@ -80,8 +79,7 @@ export function expectDocumented(check: ReturnType<typeof schemaChecker>, op: Op
   const status = String(response.statusCode);
   const label = `${op.method.toUpperCase()} ${op.path}, ${what}: answered ${status} ${response.body}`;
   const documented = (op.operation.responses?.[status] ?? op.operation.responses?.[`${status[0]}XX`]) as
-    | { content?: Record<string, { schema: object }>; headers?: Record<string, unknown> }
-    | undefined;
+    { content?: Record<string, { schema: object }>; headers?: Record<string, unknown> } | undefined;
   expect(documented, label).toBeDefined();
   const schema = documented!.content?.['application/json']?.schema;
   if (schema) expect(check(schema, response.body ? response.json() : undefined), label).toStrictEqual([]);

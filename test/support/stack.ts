@@ -53,9 +53,7 @@ export async function startStack(options: {
     respond: (request) => answers[request.path]?.(request) ?? { delayMs: delayMs[request.path] ?? 0 },
   });
   const env = {
-    ...(database && redis
-      ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, ...redis.env }
-      : { DATA_DIR: dataDir! }),
+    ...(database && redis ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, ...redis.env } : { DATA_DIR: dataDir! }),
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_LOCK_MS: '2000',

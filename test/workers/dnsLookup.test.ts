@@ -8,8 +8,7 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { createTestCertificate } from '../support/tls.js';
 
 /** Keeps all of libuv's default four pool threads busy for a while, as slow getaddrinfo calls would; resolves when the first is free. */
-const occupyThreadPool = () =>
-  Promise.race(Array.from({ length: 4 }, () => new Promise((resolve) => pbkdf2('x', 'salt', 1_500_000, 32, 'sha256', resolve))));
+const occupyThreadPool = () => Promise.race(Array.from({ length: 4 }, () => new Promise((resolve) => pbkdf2('x', 'salt', 1_500_000, 32, 'sha256', resolve))));
 
 /**
  * Target names resolve through c-ares against real (local) DNS servers: off libuv's thread pool,
@@ -42,10 +41,7 @@ describe('resolving target names', () => {
   it('resolves a name while another name waits on a slow server', async () => {
     const lookup = resolver();
     const order: string[] = [];
-    await Promise.all([
-      lookup.resolve('slow.hooks.test').then(() => order.push('slow')),
-      lookup.resolve('fast.hooks.test').then(() => order.push('fast')),
-    ]);
+    await Promise.all([lookup.resolve('slow.hooks.test').then(() => order.push('slow')), lookup.resolve('fast.hooks.test').then(() => order.push('fast'))]);
     expect(order).toStrictEqual(['fast', 'slow']);
   });
 
@@ -53,11 +49,7 @@ describe('resolving target names', () => {
     const lookupOf = resolver();
     const order: string[] = [];
     const busy = occupyThreadPool().then(() => order.push('a pool thread free'));
-    await Promise.all([
-      busy,
-      lookupOf.resolve('fast.hooks.test').then(() => order.push('c-ares')),
-      lookup('localhost').then(() => order.push('dns.lookup')),
-    ]);
+    await Promise.all([busy, lookupOf.resolve('fast.hooks.test').then(() => order.push('c-ares')), lookup('localhost').then(() => order.push('dns.lookup'))]);
     expect(order).toStrictEqual(['c-ares', 'a pool thread free', 'dns.lookup']);
   });
 
@@ -79,7 +71,12 @@ describe('resolving target names', () => {
       await receiver?.close();
     });
     const post = async (allowPrivateNetworks: boolean) => {
-      const poster = createPoster({ timeoutMs: 3_000, allowPrivateNetworks, connect: { ca: createTestCertificate().cert }, dns: { timeoutMs: 2_000, servers: [dns.server] } });
+      const poster = createPoster({
+        timeoutMs: 3_000,
+        allowPrivateNetworks,
+        connect: { ca: createTestCertificate().cert },
+        dns: { timeoutMs: 2_000, servers: [dns.server] },
+      });
       try {
         return await poster.post(`https://fast.hooks.test:${receiver.port}/named`, '{}', { 'content-type': 'application/json' });
       } finally {

@@ -69,7 +69,14 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
    * `count` queued deliveries to a new subscription paced at `maxPerSecond` (or, when null, at
    * the deliverer's `ratePerTarget`), and a deliverer with its own pacer.
    */
-  async function queuedDeliveries(path: string, maxPerSecond: number | null, count: number, pacer: Pacer = createLocalPacer(1_000), base = receiver.url, ratePerTarget = 1_000) {
+  async function queuedDeliveries(
+    path: string,
+    maxPerSecond: number | null,
+    count: number,
+    pacer: Pacer = createLocalPacer(1_000),
+    base = receiver.url,
+    ratePerTarget = 1_000,
+  ) {
     const accountId = newAccount();
     const key = await issueKey(t.store, accountId);
     const created = await t.store.hooks.create(
@@ -105,7 +112,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
    */
   async function deliverUntilDone(deliverer: ReturnType<typeof createDeliverer>, delivery: Delivery) {
     let sends = 0;
-    for (let next: Delivery | undefined = delivery; next; ) {
+    for (let next: Delivery | undefined = delivery; next;) {
       if (deliverer.needsRoom(next)) sends++;
       const step = await deliverer.deliver(next, new AbortController().signal, () => {});
       if ('again' in step) {
@@ -230,31 +237,34 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     }
   });
 
-  it.runIf(withPostgresAndRedis)("counts a POST late from the soonest its departure may have been: a gate's answer that reached its worker late spaces the target's next departures", async () => {
-    // Redis's answers to this pacer pass a hop that can hold them: a worker too busy to read its
-    // socket, or a slow path back. The departure the gate granted is then nearer, or past, when
-    // the worker learns of it, and its POST leaves that much after the time the pacer recorded.
-    const redis = redisForTest();
-    const redisUrl = new URL(redis.url);
-    const hop = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${hop.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
-    const path = '/late/answer';
-    try {
-      const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 11, pacer);
-      await Promise.all(jobs.slice(0, 5).map((job) => deliverUntilDone(deliverer, job)));
-      // The sixth gets its answers 200 ms late, the five after it on time: without counting its
-      // lateness, the five would be spaced from when it was granted, not from when it arrived.
-      hop.delayReplies(200);
-      await deliverUntilDone(deliverer, jobs[5]!);
-      hop.delayReplies(0);
-      await Promise.all(jobs.slice(6).map((job) => deliverUntilDone(deliverer, job)));
-      await expectPacedDespiteLateStarts(path, 11, metrics);
-    } finally {
-      await pacer.close();
-      await hop.close();
-      await redis.cleanup();
-    }
-  });
+  it.runIf(withPostgresAndRedis)(
+    "counts a POST late from the soonest its departure may have been: a gate's answer that reached its worker late spaces the target's next departures",
+    async () => {
+      // Redis's answers to this pacer pass a hop that can hold them: a worker too busy to read its
+      // socket, or a slow path back. The departure the gate granted is then nearer, or past, when
+      // the worker learns of it, and its POST leaves that much after the time the pacer recorded.
+      const redis = redisForTest();
+      const redisUrl = new URL(redis.url);
+      const hop = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+      const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${hop.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
+      const path = '/late/answer';
+      try {
+        const { jobs, deliverer, metrics } = await queuedDeliveries(path, 5, 11, pacer);
+        await Promise.all(jobs.slice(0, 5).map((job) => deliverUntilDone(deliverer, job)));
+        // The sixth gets its answers 200 ms late, the five after it on time: without counting its
+        // lateness, the five would be spaced from when it was granted, not from when it arrived.
+        hop.delayReplies(200);
+        await deliverUntilDone(deliverer, jobs[5]!);
+        hop.delayReplies(0);
+        await Promise.all(jobs.slice(6).map((job) => deliverUntilDone(deliverer, job)));
+        await expectPacedDespiteLateStarts(path, 11, metrics);
+      } finally {
+        await pacer.close();
+        await hop.close();
+        await redis.cleanup();
+      }
+    },
+  );
 
   it('counts a handshake within its allowance as on time: the first POST to a target is not reported late for it', async () => {
     // Longer than the lateness allowed on a reused connection, well within a new one's allowance.
@@ -283,37 +293,40 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
     }
   });
 
-  it.runIf(withPostgresAndRedis)('gives the claim back when the pacer does not answer within LATE_DEPARTURE_MS (Redis silent), and sends it once Redis is back', async () => {
-    const redis = redisForTest();
-    const redisUrl = new URL(redis.url);
-    // A plain TCP proxy (written for PostgreSQL's outages), here in front of Redis.
-    const proxy = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-    const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
-    let silent = false;
-    try {
-      const { jobs, deliverer } = await queuedDeliveries('/late/silent', null, 2, pacer);
-      await deliverUntilDone(deliverer, jobs[0]!);
-      await sleep(NEW_CONNECTION_ALLOWANCE_MS);
-      const job = jobs[1]!;
-      const row = await holdRow(job.id);
-      const delivering = deliverUntilDone(deliverer, job);
-      await sleep(ROW_HELD_MS / 2); // past the gate; the claim waits for the row
-      proxy.stall();
-      silent = true;
-      await row.released;
-      // The claim committed late, and the pacer is silent: it is not held while the pacer waits.
-      await waitUntil(async () => (await history(job.id)).length >= 2, 2_000);
-      expect(await history(job.id)).toStrictEqual(['sending', 'queued']);
-      proxy.restore();
-      silent = false;
-      await delivering;
-      expect(await history(job.id)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
-      expect(arrivalsAt('/late/silent')).toHaveLength(2);
-    } finally {
-      if (silent) proxy.restore(); // a failed check must not leave the pacer's connection silent
-      await pacer.close();
-      await proxy.close();
-      await redis.cleanup();
-    }
-  });
+  it.runIf(withPostgresAndRedis)(
+    'gives the claim back when the pacer does not answer within LATE_DEPARTURE_MS (Redis silent), and sends it once Redis is back',
+    async () => {
+      const redis = redisForTest();
+      const redisUrl = new URL(redis.url);
+      // A plain TCP proxy (written for PostgreSQL's outages), here in front of Redis.
+      const proxy = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+      const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
+      let silent = false;
+      try {
+        const { jobs, deliverer } = await queuedDeliveries('/late/silent', null, 2, pacer);
+        await deliverUntilDone(deliverer, jobs[0]!);
+        await sleep(NEW_CONNECTION_ALLOWANCE_MS);
+        const job = jobs[1]!;
+        const row = await holdRow(job.id);
+        const delivering = deliverUntilDone(deliverer, job);
+        await sleep(ROW_HELD_MS / 2); // past the gate; the claim waits for the row
+        proxy.stall();
+        silent = true;
+        await row.released;
+        // The claim committed late, and the pacer is silent: it is not held while the pacer waits.
+        await waitUntil(async () => (await history(job.id)).length >= 2, 2_000);
+        expect(await history(job.id)).toStrictEqual(['sending', 'queued']);
+        proxy.restore();
+        silent = false;
+        await delivering;
+        expect(await history(job.id)).toStrictEqual(['sending', 'queued', 'sending', 'delivered']);
+        expect(arrivalsAt('/late/silent')).toHaveLength(2);
+      } finally {
+        if (silent) proxy.restore(); // a failed check must not leave the pacer's connection silent
+        await pacer.close();
+        await proxy.close();
+        await redis.cleanup();
+      }
+    },
+  );
 });

@@ -21,7 +21,10 @@ describe('the line', () => {
     await line?.close();
   });
 
-  const lineOf = (run: (data: Data) => Promise<LineStep<Data, string>>, options: { admission?: Admission<Data>; roomWaitMs?: number; concurrency?: number } = {}) =>
+  const lineOf = (
+    run: (data: Data) => Promise<LineStep<Data, string>>,
+    options: { admission?: Admission<Data>; roomWaitMs?: number; concurrency?: number } = {},
+  ) =>
     createLine<Data, string>(run, {
       concurrency: options.concurrency ?? 1,
       log,

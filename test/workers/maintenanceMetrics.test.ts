@@ -29,7 +29,12 @@ describe.each(engines())('maintenance on %s', (engine) => {
     const metrics = createMetrics();
     expect(await unknownCount(metrics)).toBe(0);
     // A 10 s retention makes a pass a second; it never prunes a claim still sending.
-    const maintenance = startMaintenance(t.store, pino({ level: 'silent' }), { retentionMs: 10_000, stuckAfterMs: 5 * 60_000, maxWaitMs: 86_400_000, disableRule: { afterMs: 86_400_000, minFailures: 20 }, pauseMs: 0 }, metrics);
+    const maintenance = startMaintenance(
+      t.store,
+      pino({ level: 'silent' }),
+      { retentionMs: 10_000, stuckAfterMs: 5 * 60_000, maxWaitMs: 86_400_000, disableRule: { afterMs: 86_400_000, minFailures: 20 }, pauseMs: 0 },
+      metrics,
+    );
     try {
       await waitUntil(async () => (await unknownCount(metrics)) === 2, 15_000);
     } finally {

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NEW_CONNECTION_ALLOWANCE_MS, PACE_WINDOW_MS, startOffsetMs, tellsStart, UNREPORTED_LATENESS_MS, type GrantedDeparture } from '../../src/domain/pacing.js';
+import {
+  NEW_CONNECTION_ALLOWANCE_MS,
+  PACE_WINDOW_MS,
+  startOffsetMs,
+  tellsStart,
+  UNREPORTED_LATENESS_MS,
+  type GrantedDeparture,
+} from '../../src/domain/pacing.js';
 import { createLocalPacer } from '../../src/workers/pacer.js';
 
 const TARGET = 'https://window.example.com/hook';
@@ -65,7 +72,14 @@ async function firstBytes(rate: number, deliveries: Delivery[]): Promise<number[
   return started.sort((a, b) => a - b);
 }
 
-const delivery = (overrides: Partial<Delivery> = {}): Delivery => ({ arrivesAfter: 0, leadMs: 0, wakesLate: 0, startsLate: 0, newConnection: false, ...overrides });
+const delivery = (overrides: Partial<Delivery> = {}): Delivery => ({
+  arrivesAfter: 0,
+  leadMs: 0,
+  wakesLate: 0,
+  startsLate: 0,
+  newConnection: false,
+  ...overrides,
+});
 
 describe('the pacing window', () => {
   it('never lets `rate` + 1 POSTs start within a window (less the lateness nobody reports), however deliveries arrive, wake and start', async () => {
@@ -95,7 +109,10 @@ describe('the pacing window', () => {
   });
 
   it('keeps a backlog at its places: departures an interval apart, a window for every `rate`', async () => {
-    const started = await firstBytes(20, Array.from({ length: 100 }, () => delivery()));
+    const started = await firstBytes(
+      20,
+      Array.from({ length: 100 }, () => delivery()),
+    );
     // The first, to an idle target, was given a handshake's allowance: the 21st waits for it, the rest catch up.
     expect(started.at(-1)! - started[0]!).toBeCloseTo((99 * PACE_WINDOW_MS) / 20, 6);
   });

@@ -41,7 +41,15 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     const pacer = makePacer();
     try {
       const gate = () =>
-        pacer.gate({ targetUrl: 'https://early.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: LEAD_MS, soonMs: 1_000, newConnection: false });
+        pacer.gate({
+          targetUrl: 'https://early.example.com/hook',
+          accountId: 'account-1',
+          perSecond: RATE,
+          maxWaitMs: 60_000,
+          leadMs: LEAD_MS,
+          soonMs: 1_000,
+          newConnection: false,
+        });
       // An idle target: the departure is a lead away, and it may leave as soon as its claim is in.
       const first = await gate();
       expect(first.kind === 'go' && [first.inMs >= LEAD_MS - 5, first.fromMs <= 5]).toStrictEqual([true, true]);
@@ -62,7 +70,16 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     const pacer = makePacer();
     try {
       const gate = (soonMs?: number, place?: number) =>
-        pacer.gate({ targetUrl: 'https://soon.example.com/hook', accountId: 'account-1', perSecond: RATE, maxWaitMs: 60_000, leadMs: 0, soonMs, place, newConnection: false });
+        pacer.gate({
+          targetUrl: 'https://soon.example.com/hook',
+          accountId: 'account-1',
+          perSecond: RATE,
+          maxWaitMs: 60_000,
+          leadMs: 0,
+          soonMs,
+          place,
+          newConnection: false,
+        });
       expect((await gate()).kind).toBe('go');
       // The next departure is an interval (216 ms) away: within SOON_MS (250), beyond 40 ms.
       const refused = await gate(40);
@@ -104,7 +121,7 @@ describe.each(pacers)('the gate %s', (_name, makePacer) => {
     }
   });
 
-  it('leaves the departure `rate` after a handshake\'s departure a window after its POST really left, not after the whole allowance', async () => {
+  it("leaves the departure `rate` after a handshake's departure a window after its POST really left, not after the whole allowance", async () => {
     const pacer = makePacer();
     const HANDSHAKE_MS = 30;
     try {

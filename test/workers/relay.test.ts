@@ -104,10 +104,12 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     await t.db.query(`UPDATE hooks SET state = 'disabled', created_at = now() - interval '1 hour' WHERE id = $1`, [disabled]);
     await t.db.query(`UPDATE hooks SET created_at = now() - interval '1 hour' WHERE id = $1`, [hookId]);
     const [eventId] = await recordEvents(t.db, accountId, 1);
-    const [event] = await t.db.query<{ event_id: string; fired_at: string }>(
-      `SELECT event_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS fired_at FROM event_outbox WHERE event_id = $1`,
-      [eventId],
-    ).then(({ rows }) => rows);
+    const [event] = await t.db
+      .query<{ event_id: string; fired_at: string }>(
+        `SELECT event_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS fired_at FROM event_outbox WHERE event_id = $1`,
+        [eventId],
+      )
+      .then(({ rows }) => rows);
     const first = await t.store.events.fanOut([event!], 60_000);
     expect(first.map(({ hookId: hook, status }) => ({ hook, status }))).toStrictEqual([{ hook: hookId, status: 'queued' }]);
     await t.store.deliveries.claim([first[0]!.id], '00000000-0000-4000-8000-000000000000');
@@ -163,7 +165,13 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     expect(taken.map((delivery) => delivery.id)).not.toContain(tooOld);
 
     const rule = { afterMs: DAY, minFailures: 1_000 };
-    const { changed } = await runMaintenancePass(t.store, { retentionMs: 30 * DAY, stuckAfterMs: DAY, maxWaitMs: 2 * 3_600_000, disableRule: rule, pauseMs: 0 });
+    const { changed } = await runMaintenancePass(t.store, {
+      retentionMs: 30 * DAY,
+      stuckAfterMs: DAY,
+      maxWaitMs: 2 * 3_600_000,
+      disableRule: rule,
+      pauseMs: 0,
+    });
     expect(changed.expired).toBe(1);
     const { rows } = await t.db.query<{ id: string; status: string }>('SELECT id::text, status FROM deliveries WHERE id = ANY($1::uuid[])', [[tooOld, young]]);
     expect(Object.fromEntries(rows.map((row) => [row.id, row.status]))).toStrictEqual({ [tooOld]: 'expired', [young]: 'queued' });

@@ -81,7 +81,11 @@ describe.each(engines())('a worker handed deliveries it cannot claim, on %s', (e
   /** Runs each through the handler as the line would (again, as it asks, until done), and returns what became of each. */
   const deliverAll = async (worker: ReturnType<typeof deliverer>, jobs: Delivery[]) => {
     const deliverOne = async (job: Delivery) => {
-      for (let step = await worker.deliver(job, new AbortController().signal, () => {}); ; step = await worker.deliver(step.again.data, new AbortController().signal, () => {})) {
+      for (
+        let step = await worker.deliver(job, new AbortController().signal, () => {});
+        ;
+        step = await worker.deliver(step.again.data, new AbortController().signal, () => {})
+      ) {
         if ('done' in step) return (await step.done).status;
       }
     };

@@ -26,8 +26,7 @@ module.exports = {
   noun: 'Contact',
   display: {
     label: 'Create or Update Contact',
-    description:
-      'Creates a contact, or updates the one with the same phone number. Fields the business edited by hand are kept.',
+    description: 'Creates a contact, or updates the one with the same phone number. Fields the business edited by hand are kept.',
   },
   operation: {
     inputFields: [
@@ -37,7 +36,7 @@ module.exports = {
         type: 'string',
         required: true,
         helpText:
-          'The contact is matched on this number. Any common format works: `+1 415 555 0100`, `(415) 555-0100`, `415.555.0100`. A number without a leading `+` is read in the server\'s default country (usually the US), so include `+` and the country code for other countries, e.g. `+44 20 7946 0958`. A number that cannot exist gives **skipped** with reason `invalid_phone`.',
+          "The contact is matched on this number. Any common format works: `+1 415 555 0100`, `(415) 555-0100`, `415.555.0100`. A number without a leading `+` is read in the server's default country (usually the US), so include `+` and the country code for other countries, e.g. `+44 20 7946 0958`. A number that cannot exist gives **skipped** with reason `invalid_phone`.",
       },
       { key: 'name', label: 'Name', type: 'string', required: false, helpText: 'Up to 256 characters. Left unchanged when empty.' },
       { key: 'email', label: 'Email', type: 'string', required: false, helpText: 'Left unchanged when empty.' },

@@ -38,7 +38,10 @@ describe('the Zapier app definition', () => {
     ];
     expect(described.map(([key]) => key)).toStrictEqual(['new_conversation', 'missed_call', 'new_contact', 'create_or_update_contact']);
     for (const [key, operation] of described) {
-      expect(operation.outputFields.map((field) => field.key), key).toStrictEqual(Object.keys(operation.sample));
+      expect(
+        operation.outputFields.map((field) => field.key),
+        key,
+      ).toStrictEqual(Object.keys(operation.sample));
       for (const field of operation.outputFields) expect(field.label, `${key}.${field.key}`).toMatch(/\w/);
     }
     for (const trigger of Object.values(app.triggers)) expect(trigger.operation).toMatchObject({ type: 'hook' });

@@ -91,7 +91,10 @@ describe('Zapier REST Hook triggers against the service', () => {
       caller_number: '+14155550144',
       summary: 'Wants to move Saturday to 11am',
     };
-    for (const [trigger, path] of [[conversation, '/new_conversation'], [missed, '/missed_call']] as const) {
+    for (const [trigger, path] of [
+      [conversation, '/new_conversation'],
+      [missed, '/missed_call'],
+    ] as const) {
       const item = await performOnDelivery(trigger, path);
       expect(item).toStrictEqual(expected);
       expect(Object.keys(item)).toStrictEqual(Object.keys(trigger.operation.sample));

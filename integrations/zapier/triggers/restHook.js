@@ -17,11 +17,7 @@ const restHookTrigger = ({ event, idField, noun, display, sample, outputFields }
   const toItem = (z, delivered) => {
     const data = delivered && delivered.data;
     if (!data || typeof data !== 'object' || typeof data[idField] !== 'string') {
-      throw new z.errors.Error(
-        `This request is not a contact-hooks ${event} delivery: it has no data.${idField}.`,
-        'invalid_delivery',
-        400,
-      );
+      throw new z.errors.Error(`This request is not a contact-hooks ${event} delivery: it has no data.${idField}.`, 'invalid_delivery', 400);
     }
     return { id: data[idField], ...data };
   };

@@ -15,6 +15,12 @@ const MESSAGES: Record<string, [string, string]> = {
 
 /** A page that says why a request was refused, and what to do. */
 export function messagePage(status: number, code: string, session?: PortalSession) {
-  const [title, text] = MESSAGES[code] ?? (status < 500 ? ['That request is not valid', `The page was asked for in a way it cannot answer (${code}).`] : MESSAGES.internal!);
-  return page(title, html`<h1>${title}</h1><p>${text}</p>`, { session });
+  const [title, text] =
+    MESSAGES[code] ?? (status < 500 ? ['That request is not valid', `The page was asked for in a way it cannot answer (${code}).`] : MESSAGES.internal!);
+  return page(
+    title,
+    html`<h1>${title}</h1>
+      <p>${text}</p>`,
+    { session },
+  );
 }

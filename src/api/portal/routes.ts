@@ -40,7 +40,10 @@ const doneQuery = z.object({ done: z.string().optional() });
 const logQuery = doneQuery.extend({
   status: z.string().optional(),
   event: z.enum(EVENT_TYPES).or(z.literal('')).optional(),
-  range: z.enum(Object.keys(LOG_RANGES) as [keyof typeof LOG_RANGES]).or(z.literal('')).optional(),
+  range: z
+    .enum(Object.keys(LOG_RANGES) as [keyof typeof LOG_RANGES])
+    .or(z.literal(''))
+    .optional(),
   cursor: z.string().optional(),
   limit: z.string().optional(),
 });
@@ -72,10 +75,14 @@ export const portalRoutes =
     });
     portal.setNotFoundHandler((request, reply) => sendPage(reply, messagePage(404, 'not_found', request.portalSession), 404));
 
-    portal.get('/assets/:file', { schema: { ...hide, params: z.object({ file: z.enum(Object.keys(ASSETS) as [keyof typeof ASSETS]) }) } }, async (request, reply) => {
-      const asset = ASSETS[request.params.file];
-      return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
-    });
+    portal.get(
+      '/assets/:file',
+      { schema: { ...hide, params: z.object({ file: z.enum(Object.keys(ASSETS) as [keyof typeof ASSETS]) }) } },
+      async (request, reply) => {
+        const asset = ASSETS[request.params.file];
+        return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+      },
+    );
 
     // The link: exchanged once for the session's cookie, then the portal's home. GET only: a
     // HEAD (a link checker's) must not spend it.

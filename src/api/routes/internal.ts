@@ -47,7 +47,12 @@ export const internalRoutes =
       async (request, reply) => reply.status(201).send(await services.keys.issue(request.params.account_id, request.body)),
     );
 
-    const listKeys = { tags: ['keys'], summary: "An account's keys, without secrets", params: accountParam, response: { 200: z.object({ keys: z.array(apiKey) }) } };
+    const listKeys = {
+      tags: ['keys'],
+      summary: "An account's keys, without secrets",
+      params: accountParam,
+      response: { 200: z.object({ keys: z.array(apiKey) }) },
+    };
     app.get('/accounts/:account_id/keys', { schema: listKeys }, async (request) => services.keys.list(request.params.account_id));
 
     const rotate = {
@@ -167,9 +172,11 @@ export const internalRoutes =
 
     const endPortalSessions = {
       tags: ['portal'],
-      summary: "End every portal session of the account at once, and every link not opened yet: their next request answers 401",
+      summary: 'End every portal session of the account at once, and every link not opened yet: their next request answers 401',
       params: accountParam,
       response: { 200: ok },
     };
-    app.delete('/accounts/:account_id/portal-sessions', { schema: endPortalSessions }, async (request) => services.portal.endSessions(request.params.account_id));
+    app.delete('/accounts/:account_id/portal-sessions', { schema: endPortalSessions }, async (request) =>
+      services.portal.endSessions(request.params.account_id),
+    );
   };
