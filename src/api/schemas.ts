@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHANNELS, OUTCOMES } from '../domain/calls.js';
+import { FEED_MAX_LIMIT, FEED_PAGE_LIMIT, FEED_SAMPLE_LIMIT } from '../domain/eventFeed.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { MAX_PER_SECOND_RANGE } from '../domain/hooks.js';
 import { isAccountId } from '../domain/ids.js';
@@ -91,17 +92,22 @@ export const idParam = z.object({
 
 export const eventsQuery = z.object({
   event: z.string(code('invalid_event', 'invalid_event')).meta({ enum: [...EVENT_TYPES], examples: ['new_contact'] }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(3)
-    .meta({ description: 'How many, newest first', examples: [3] }),
+  after: z
+    .string()
+    .optional()
+    .meta({
+      description: 'A `next_cursor` this feed answered: the events after it, oldest first. Without it, the newest events, newest first.',
+      examples: ['NDg4MjF8MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwfDE3OTU0MzUyMDAwMDA'],
+    }),
+  limit: z
+    .string()
+    .optional()
+    .meta({ description: `How many, 1 to ${FEED_MAX_LIMIT}; default ${FEED_SAMPLE_LIMIT} without \`after\`, ${FEED_PAGE_LIMIT} with it`, examples: ['3'] }),
 });
 
 export const eventList = z.object({
   events: z.array(z.object({ id: z.uuid(), event: eventType, data: z.record(z.string(), z.unknown()), created_at: z.iso.datetime() })),
+  next_cursor: z.string().meta({ description: 'Where to read on from: pass it as `after`. Opaque.' }),
 });
 
 export const deliveryLogQuery = z.object({

@@ -1,4 +1,4 @@
-import { validateEventType } from '../domain/hooks.js';
+import { BEFORE_ANY_ID, encodeFeedCursor, eventFeedQuery, laterPosition, type EventFeedInput, type FeedPosition } from '../domain/eventFeed.js';
 import type { Caller } from '../domain/apiKey.js';
 import type { FiredEvent } from '../domain/events.js';
 import { createTurnCounter } from '../domain/turns.js';
@@ -22,13 +22,26 @@ export function eventEnqueuer({ events, log }: Pick<ServiceDeps, 'events' | 'log
   };
 }
 
-/** Fired events, as automation platforms read them for samples. */
-export function eventServices({ store }: ServiceDeps) {
+/** The events feed: fired events as automation platforms and polling clients read them. */
+export function eventServices({ store, config }: ServiceDeps) {
   return {
-    /** The caller's account's latest events of a type, newest first: what a trigger's samples show. */
-    async recent(caller: Caller, event: string, limit: number) {
-      const rows = await store.events.listRecent(caller.accountId, validateEventType(event), limit);
-      return { events: rows.map((row) => ({ id: row.id, event: row.event_type, data: row.data, created_at: row.created_at.toISOString() })) };
+    /**
+     * The caller's account's events of a type after a cursor, oldest first; or without one the
+     * newest, newest first (a trigger's samples). Either way `next_cursor` is where to poll from.
+     */
+    async feed(caller: Caller, input: EventFeedInput) {
+      const query = eventFeedQuery(input, new Date(), config.RETENTION_DAYS);
+      const { events, horizon } = await store.events.feed(caller.accountId, query.event, query.after, query.limit);
+      const last = events.at(-1);
+      // A full page ends at its last event; anything less reached the horizon, which is then the place to poll from.
+      const end: FeedPosition =
+        query.after && last && events.length === query.limit
+          ? { tx: last.tx, id: last.id, at: last.created_at }
+          : { tx: horizon.tx, id: BEFORE_ANY_ID, at: horizon.at };
+      return {
+        events: events.map((row) => ({ id: row.id, event: row.event_type, data: row.data, created_at: row.created_at.toISOString() })),
+        next_cursor: encodeFeedCursor(query.after ? laterPosition(query.after, end) : end),
+      };
     },
   };
 }

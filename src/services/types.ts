@@ -16,7 +16,7 @@ export interface ServiceDeps {
   store: Store;
   /** Where fired events' jobs are added once committed; absent in a process that fires no events (the CLI). */
   events: JobQueue<FiredEvent> | undefined;
-  config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY' | 'PUBLIC_BASE_URL'>;
+  config: Pick<Config, 'DEFAULT_COUNTRY' | 'MAX_HOOKS_PER_KEY' | 'SECRETS_KEY' | 'PUBLIC_BASE_URL' | 'RETENTION_DAYS'>;
   log: ServiceLog;
 }
 

@@ -11,6 +11,9 @@ export interface StoredEvent {
   created_at: Date;
 }
 
+/** An event in the feed, with its transaction's id (xid8, as decimal text). */
+export type FeedEvent = Omit<StoredEvent, 'account_id'> & { tx: string };
+
 /** An event's creation time as its job carries it: ISO 8601 to the microsecond, in UTC. */
 export const FIRED_AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
@@ -115,14 +118,32 @@ const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz
 
 export function eventQueries(db: Sql) {
   return {
-    /** Recent events of an account, newest first, test events left out: sample data for automation platforms. */
-    async listRecent(accountId: string, type: EventType, limit: number) {
-      const { rows } = await db.query<StoredEvent>(
-        `SELECT id, event_type, data, created_at FROM events
-         WHERE account_id = $1 AND event_type = $2 AND hook_id IS NULL ORDER BY created_at DESC LIMIT $3`,
-        [accountId, type, limit],
+    /**
+     * The events feed (src/domain/eventFeed.ts), test events left out: the account's events of
+     * a type after `after`, oldest first, or without it the newest, newest first. Only events
+     * below the horizon, so that none can commit later behind them: the lowest transaction id
+     * still running in this database (the cluster's other databases do not hold it back), or
+     * else the next id to be given. Read first, in a statement of its own: a transaction that
+     * ends between its snapshot and the activity read is then visible to the events' statement.
+     * Also returns the horizon, the place after them all.
+     */
+    async feed(accountId: string, type: EventType, after: { tx: string; id: string } | undefined, limit: number) {
+      const { rows: horizon } = await db.query<{ tx: string; at: Date }>(
+        `SELECT coalesce(
+           (SELECT min(x) FROM pg_snapshot_xip(s) x
+            WHERE xid(x) IN (SELECT backend_xid FROM pg_stat_activity WHERE datname = current_database())),
+           pg_snapshot_xmax(s))::text AS tx, clock_timestamp() AS at
+         FROM pg_current_snapshot() s`,
       );
-      return rows;
+      const order = after ? "COALESCE(tx, '0'::xid8), id" : "COALESCE(tx, '0'::xid8) DESC, id DESC";
+      const { rows } = await db.query<FeedEvent>(
+        `SELECT id, event_type, data, created_at, COALESCE(tx, '0'::xid8)::text AS tx FROM events
+         WHERE account_id = $1 AND event_type = $2 AND hook_id IS NULL AND COALESCE(tx, '0'::xid8) < $3::xid8
+           AND ($4::xid8 IS NULL OR (COALESCE(tx, '0'::xid8), id) > ($4::xid8, $5::uuid))
+         ORDER BY ${order} LIMIT $6`,
+        [accountId, type, horizon[0]!.tx, after?.tx ?? null, after?.id ?? null, limit],
+      );
+      return { events: rows, horizon: horizon[0]! };
     },
 
     /** Fans the events out (FAN_OUT); returns their deliveries, each with the event it is of. */

@@ -110,6 +110,17 @@ describe('Zapier REST Hook triggers against the service', () => {
     }
   });
 
+  it('performList gives the events feed’s three newest events of its type, newest first', async () => {
+    const trigger = app.triggers.new_contact;
+    const { authData: own } = await env.connect('samples-account');
+    const phones = ['+14155550150', '+14155550151', '+14155550152', '+14155550153'];
+    for (const phone of phones) await env.http.api(own.api_key)('POST', '/contacts', { phone });
+    const samples = (await run(trigger.operation.performList, { authData: own, meta: { isLoadingSample: true } })) as Item[];
+    expect(samples.map((item) => item.phone)).toStrictEqual(phones.slice(1).reverse());
+    const feed = await env.http.api(own.api_key)('GET', '/events?event=new_contact');
+    expect(samples).toStrictEqual((feed.body.events as { data: Item }[]).map(({ data }) => ({ id: data.contact_id, ...data })));
+  });
+
   it('unsubscribes, and a second unsubscribe finds the hook already gone', async () => {
     const trigger = app.triggers.missed_call;
     const subscription = await subscribe(trigger, '/short-lived');

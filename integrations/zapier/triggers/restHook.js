@@ -6,8 +6,9 @@ const { throwForServiceError } = require('../errors');
 /**
  * One REST Hook trigger for one event type of the service. Zapier subscribes its own hook URL
  * when a Zap is turned on, the service POSTs `{event, data}` there for each event, and Zapier
- * unsubscribes when the Zap is turned off. `perform` (a live delivery) and `performList` (recent
- * events, for samples while building the Zap) give items of exactly the same shape.
+ * unsubscribes when the Zap is turned off. `perform` (a live delivery) and `performList` (the
+ * events feed's newest events, for samples while building the Zap) give items of exactly the same
+ * shape, since the feed carries each event's `data` as its POSTs do.
  */
 const restHookTrigger = ({ event, idField, noun, display, sample, outputFields }) => {
   /**
@@ -50,7 +51,7 @@ const restHookTrigger = ({ event, idField, noun, display, sample, outputFields }
   const perform = (z, bundle) => [toItem(z, bundle.cleanedRequest)];
 
   const performList = async (z, bundle) => {
-    // Three: as many samples as the Zap editor offers.
+    // The feed without a cursor: the newest events, newest first. Three: as many samples as the Zap editor offers.
     const response = await z.request({ url: apiUrl(z, bundle, '/events'), params: { event, limit: 3 } });
     return response.data.events.map((recent) => toItem(z, recent));
   };

@@ -12,13 +12,18 @@ export const eventRoutes =
       {
         schema: {
           tags: ['events'],
-          operationId: 'listRecentEvents',
-          summary: "Recent events of the calling key's account, newest first (sample data for trigger setup)",
-          description: 'Each item’s `data` is exactly what that event’s delivery carries (see Webhooks).',
+          operationId: 'listEvents',
+          summary: "The events feed: the calling key's account's events of a type, to poll or to show as samples",
+          description:
+            'Without `after`: the newest events, newest first (a trigger’s sample data), and a `next_cursor` to poll from. ' +
+            'With `after`: the events after that cursor, oldest first; each event comes exactly once, in the same order for every reader, ' +
+            'and appears once every database transaction that began before its own has ended. ' +
+            'Events are kept RETENTION_DAYS (default 30); a cursor older than that answers 410 `cursor_expired`: read again without `after`. ' +
+            'Test events sent from the owner’s portal are left out. Each item’s `data` is exactly what that event’s delivery carries (see Webhooks).',
           querystring: eventsQuery,
           response: {
             200: eventList.meta({
-              description: 'The events, newest first',
+              description: 'The events (newest first without `after`, oldest first with it) and where to read on from',
               examples: [
                 {
                   events: [
@@ -29,13 +34,14 @@ export const eventRoutes =
                       created_at: '2026-11-23T12:00:00.000Z',
                     },
                   ],
+                  next_cursor: 'NDg4MjF8MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwfDE3OTU0MzUyMDAwMDA',
                 },
               ],
             }),
-            ...errorAnswers('invalid_event'),
+            ...errorAnswers('invalid_event', 'invalid_limit', 'invalid_cursor', 'cursor_expired'),
           },
         },
       },
-      async (request) => services.events.recent(request.caller, request.query.event, request.query.limit),
+      async (request) => services.events.feed(request.caller, request.query),
     );
   };
