@@ -129,6 +129,7 @@ export async function startN8n() {
   };
 
   let apiKey: string;
+  let session: Record<string, string>;
   try {
     // Readiness comes with the database; the editor line comes once nodes and webhooks are loaded too.
     const ready = async () => output().includes('Editor is now accessible') && (await call('GET', '/healthz/readiness').catch(() => undefined))?.status === 200;
@@ -145,12 +146,8 @@ export async function startN8n() {
       .getSetCookie()
       .map((line) => line.split(';')[0])
       .join('; ');
-    const key = await call(
-      'POST',
-      '/rest/api-keys',
-      { label: 'contact-hooks test', scopes: API_KEY_SCOPES, expiresAt: null },
-      { cookie, 'browser-id': BROWSER_ID },
-    );
+    session = { cookie, 'browser-id': BROWSER_ID };
+    const key = await call('POST', '/rest/api-keys', { label: 'contact-hooks test', scopes: API_KEY_SCOPES, expiresAt: null }, session);
     if (key.status !== 200) throw new Error(`n8n API key not created: ${key.status} ${JSON.stringify(key.body)}`);
     apiKey = key.body.data.rawApiKey as string;
   } catch (error) {
@@ -164,6 +161,8 @@ export async function startN8n() {
     stop,
     /** One call to n8n's public API (`/api/v1`) with the owner's key. */
     api: (method: string, path: string, body?: unknown) => call(method, `/api/v1${path}`, body, { 'x-n8n-api-key': apiKey }),
+    /** One call to the REST endpoints n8n's editor uses (`/rest`), in the owner's session. */
+    rest: (method: string, path: string, body?: unknown) => call(method, `/rest${path}`, body, session),
     /** A request as an outside caller sends it (a webhook's POST), with no n8n credentials. */
     request: (method: string, path: string, body: string, headers: Record<string, string>) =>
       fetch(url + path, { method, dispatcher, headers, body }).then(async (response) => ({ status: response.status, body: await response.text() })),

@@ -36,6 +36,7 @@ describe.skipIf(missing !== undefined && !process.env.CI)('n8n nodes in a real n
   let api: ReturnType<ReturnType<typeof client>['api']>;
   let internal: ReturnType<typeof client>['internal'];
   let credential: { id: string; name: string };
+  let key: string;
   let phone = 4155550300;
 
   beforeAll(async () => {
@@ -48,7 +49,7 @@ describe.skipIf(missing !== undefined && !process.env.CI)('n8n nodes in a real n
     ]);
     const http = client(service.url);
     internal = http.internal;
-    const key = await http.newKey('acme', 'n8n');
+    key = await http.newKey('acme', 'n8n');
     api = http.api(key);
     const created = await n8n.api('POST', '/credentials', { name: 'contact-hooks', type: 'contactHooksApi', data: { baseUrl: service.url, apiKey: key } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -131,6 +132,16 @@ describe.skipIf(missing !== undefined && !process.env.CI)('n8n nodes in a real n
       },
     };
   };
+
+  it("credential: n8n's test asks the service who the key is, and fails for a key it does not know", async () => {
+    // What the editor's Test button sends: the credential's id and the values in the form (here with a trailing slash).
+    const test = async (apiKey: string) => {
+      const data = { baseUrl: `${service.url}/`, apiKey };
+      return (await n8n.rest('POST', '/credentials/test', { credentials: { ...credential, type: 'contactHooksApi', data } })).body.data;
+    };
+    expect(await test(key)).toMatchObject({ status: 'OK' });
+    expect(await test('chk_not-a-key-this-service-issued')).toMatchObject({ status: 'Error', message: expect.stringMatching(/unauthorized/i) });
+  });
 
   it('webhook trigger: activation subscribes, a new contact runs the workflow with it, deactivation unsubscribes', async () => {
     const trigger = webhookTrigger('new_contact');
