@@ -81,12 +81,22 @@ export class ContactHooksTrigger implements INodeType {
         return true;
       },
 
-      /** Unsubscribes. A 404 means the service already dropped it (its URL answered 410, or its key was revoked). */
+      /**
+       * Unsubscribes. A 404 means the service already dropped it (its URL answered 410, or its key
+       * was revoked). When the service cannot be asked (down, or the key refused), the workflow is
+       * deactivated all the same, as n8n's own triggers do, and the subscription is kept in static
+       * data: a later activation finds it (a rotated key lists it again) or replaces it.
+       */
       async delete(this: IHookFunctions): Promise<boolean> {
         const state = this.getWorkflowStaticData('node') as Subscription;
         if (state.hookId) {
-          const removed = await apiRequest.call(this, 'DELETE', `/hooks/${encodeURIComponent(state.hookId)}`);
-          if (removed.status !== 200 && removed.status !== 404) throw serviceError(this.getNode(), removed);
+          const removed = await apiRequest.call(this, 'DELETE', `/hooks/${encodeURIComponent(state.hookId)}`).catch(() => undefined);
+          if (removed?.status !== 200 && removed?.status !== 404) {
+            this.logger.warn(
+              `contact-hooks: could not unsubscribe ${state.hookId} (${removed ? `HTTP ${removed.status}` : 'no answer'}); it stays until a later activation`,
+            );
+            return false;
+          }
         }
         delete state.hookId;
         delete state.secret;
