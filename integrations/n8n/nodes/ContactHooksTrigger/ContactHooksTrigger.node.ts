@@ -42,8 +42,9 @@ export class ContactHooksTrigger implements INodeType {
   webhookMethods = {
     default: {
       /**
-       * True when the subscription this node made is still there, for this URL and event. Any
-       * other subscription to this URL (left by an earlier activation whose secret is lost) is
+       * True when the subscription this node made is still there, for this URL and event; one the
+       * service disabled for failing is enabled again, since activating is how a user says "go".
+       * Any other subscription to this URL (left by an earlier activation whose secret is lost) is
        * removed, since its POSTs could not be verified.
        */
       async checkExists(this: IHookFunctions): Promise<boolean> {
@@ -56,6 +57,10 @@ export class ContactHooksTrigger implements INodeType {
         for (const hook of (listed.body.hooks ?? []) as IDataObject[]) {
           if (hook.target_url !== webhookUrl) continue;
           if (hook.id === state.hookId && hook.event_type === event && state.secret) {
+            if (hook.state === 'disabled') {
+              const enabled = await apiRequest.call(this, 'POST', `/hooks/${encodeURIComponent(String(hook.id))}/enable`);
+              if (enabled.status !== 200) throw serviceError(this.getNode(), enabled);
+            }
             found = true;
             continue;
           }
