@@ -27,6 +27,7 @@ const OWNER = { email: 'owner@example.com', firstName: 'Test', lastName: 'Owner'
 const BROWSER_ID = 'contact-hooks-test';
 const API_KEY_SCOPES = [
   'credential:create',
+  'credential:update',
   'workflow:create',
   'workflow:read',
   'workflow:update',
