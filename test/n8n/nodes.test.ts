@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { client } from '../support/client.js';
 import { UUID } from '../support/http.js';
@@ -18,7 +18,7 @@ interface Execution {
   data: { resultData: { runData: Record<string, { data?: { main?: { json: Item }[][] } }[]> } };
 }
 
-/** Under CI a missing n8n fails the suite (beforeAll throws); elsewhere the suite says why it skipped. */
+/** Under CI a missing n8n fails every test of the suite; elsewhere the suite says why it skipped. */
 const missing = n8nMissing();
 if (missing && !process.env.CI) console.warn(`n8n suite skipped: ${missing}`);
 
@@ -41,22 +41,37 @@ describe.skipIf(missing !== undefined && !process.env.CI)('n8n nodes in a real n
   let key: string;
   let phone = 4155550300;
 
+  /** What stopped the setup; every test then fails with it (a failed beforeAll would only mark them skipped). */
+  let setupFailure: Error | undefined;
+
   beforeAll(async () => {
-    if (missing) throw new Error(`n8n cannot run: ${missing}`);
-    dataDir = mkdtempSync(join(tmpdir(), 'contact-hooks-n8n-service-'));
-    // The service delivers to n8n on 127.0.0.1 (a private address, allowed for tests) and trusts the test certificate n8n serves.
-    [service, n8n] = await Promise.all([
-      startWeb({ DATA_DIR: dataDir, INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }),
-      startN8n(),
-    ]);
-    http = client(service.url);
-    internal = http.internal;
-    key = await http.newKey('acme', 'n8n');
-    api = http.api(key);
-    const created = await n8n.api('POST', '/credentials', { name: 'contact-hooks', type: 'contactHooksApi', data: { baseUrl: service.url, apiKey: key } });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    credential = { id: created.body.id, name: created.body.name };
+    try {
+      if (missing) throw new Error(`n8n cannot run: ${missing}`);
+      dataDir = mkdtempSync(join(tmpdir(), 'contact-hooks-n8n-service-'));
+      // The service delivers to n8n on 127.0.0.1 (a private address, allowed for tests) and trusts the test certificate n8n serves.
+      const [startedService, startedN8n] = await Promise.allSettled([
+        startWeb({ DATA_DIR: dataDir, INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true' }),
+        startN8n(),
+      ]);
+      if (startedN8n.status === 'fulfilled') n8n = startedN8n.value;
+      if (startedService.status === 'rejected') throw startedService.reason;
+      if (startedN8n.status === 'rejected') throw startedN8n.reason;
+      service = startedService.value;
+      http = client(service.url);
+      internal = http.internal;
+      key = await http.newKey('acme', 'n8n');
+      api = http.api(key);
+      const created = await n8n.api('POST', '/credentials', { name: 'contact-hooks', type: 'contactHooksApi', data: { baseUrl: service.url, apiKey: key } });
+      if (created.status !== 200) throw new Error(`n8n refused the credential: ${JSON.stringify(created.body)}`);
+      credential = { id: created.body.id, name: created.body.name };
+    } catch (error) {
+      setupFailure = error instanceof Error ? error : new Error(String(error));
+    }
   }, 180_000);
+
+  beforeEach(() => {
+    if (setupFailure) throw setupFailure;
+  });
 
   afterAll(async () => {
     await n8n?.stop();
