@@ -40,8 +40,10 @@ function runtimeImports(dir = join(root, 'dist/src')): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return runtimeImports(path);
     if (!entry.name.endsWith('.js')) return [];
-    // Not after a dot: `Buffer.from('localhost')` is a call, not an import.
-    const specifiers = [...readFileSync(path, 'utf8').matchAll(/(?<!\.)\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
+    // Statements that begin a line (tsc writes each import on one), and import() calls: not the
+    // word "from" in a string, nor `Buffer.from('localhost')`.
+    const statement = /^(?:import\s*|(?:import|export)\b[^'"\n]*?\bfrom\s*)['"]([^'"]+)['"]|(?<!\.)\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+    const specifiers = [...readFileSync(path, 'utf8').matchAll(statement)].map((match) => (match[1] ?? match[2])!);
     return specifiers
       .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:') && !builtinModules.includes(specifier))
       .map((specifier) =>

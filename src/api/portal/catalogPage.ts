@@ -29,41 +29,22 @@ export function catalogPage(session: PortalSession) {
   return page(
     'Event catalog',
     html`<h1>Event catalog</h1>
-      <p>Each event reaches each of its subscriptions as one signed POST, at most once. The body is <code>{"event": type, "data": fields}</code>.</p>
-      ${Object.entries(WEBHOOK_EVENTS).map(
-        ([type, about]) =>
-          html`<section aria-labelledby="event-${type}">
-            <h2 id="event-${type}"><code>${type}</code>: ${about.summary}</h2>
-            <p>${prose(about.fires)}</p>
-            <div class="scroll" role="region" aria-label="Fields of ${type}" tabindex="0">
-              <table>
-                <caption>
-                  Fields of
-                  <code>data</code>
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Field</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">About</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${fieldsOf(about.schema).map(
-                    (field) =>
-                      html`<tr>
-                        <th scope="row"><code>${field.name}</code></th>
-                        <td>${field.type}</td>
-                        <td>${field.description}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
-            <h3>Example</h3>
-            <pre class="code" tabindex="0" aria-label="Example of ${type}">${JSON.stringify(about.example, null, 2)}</pre>
-          </section>`,
-      )}`,
+<p>Each event reaches each of its subscriptions as one signed POST, at most once. The body is <code>{"event": type, "data": fields}</code>.</p>
+${Object.entries(WEBHOOK_EVENTS).map(
+  ([type, about]) => html`<section aria-labelledby="event-${type}">
+  <h2 id="event-${type}"><code>${type}</code>: ${about.summary}</h2>
+  <p>${prose(about.fires)}</p>
+  <div class="scroll" role="region" aria-label="Fields of ${type}" tabindex="0">
+  <table>
+    <caption>Fields of <code>data</code></caption>
+    <thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">About</th></tr></thead>
+    <tbody>${fieldsOf(about.schema).map((field) => html`<tr><th scope="row"><code>${field.name}</code></th><td>${field.type}</td><td>${field.description}</td></tr>`)}</tbody>
+  </table>
+  </div>
+  <h3>Example</h3>
+  <pre class="code" tabindex="0" aria-label="Example of ${type}">${JSON.stringify(about.example, null, 2)}</pre>
+</section>`,
+)}`,
     { session },
   );
 }

@@ -70,41 +70,27 @@ export function outcomeChart(id: string, title: string, buckets: OutcomeBucket[]
     `<title id="${id}-title">${escape(title)}</title><desc id="${id}-desc">${summary(buckets)}</desc>` +
     `<defs>${patterns(id)}</defs>${bars(id, buckets, axisLabel)}</svg>`;
   return html`<figure class="chart-box">
-    <figcaption><h3>${title}</h3></figcaption>
-    ${raw(svg)}
-    <ul class="legend" aria-label="Legend">
-      ${OUTCOME_STATUSES.map(
-        (status) =>
-          // The chart's own patterns: ids are shared by every SVG of the page.
-          html`<li>
-            ${raw(`<svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="url(#${id}-${status})" stroke="#24292f"/></svg>`)}
-            ${status}
-          </li>`,
-      )}
-    </ul>
-    <details>
-      <summary>The numbers</summary>
-      <div class="scroll" role="region" aria-label="${title}: the numbers" tabindex="0">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">From</th>
-              ${OUTCOME_STATUSES.map((status) => html`<th scope="col">${status}</th>`)}
-            </tr>
-          </thead>
-          <tbody>
-            ${buckets.map(
-              (bucket) =>
-                html`<tr>
-                  <th scope="row">${time(bucket.start)}</th>
-                  ${OUTCOME_STATUSES.map((status) => html`<td>${bucket.counts[status]}</td>`)}
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-    </details>
-  </figure>`;
+  <figcaption><h3>${title}</h3></figcaption>
+  ${raw(svg)}
+  <ul class="legend" aria-label="Legend">
+    ${OUTCOME_STATUSES.map(
+      (status) =>
+        // The chart's own patterns: ids are shared by every SVG of the page.
+        html`<li>${raw(`<svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="url(#${id}-${status})" stroke="#24292f"/></svg>`)} ${status}</li>`,
+    )}
+  </ul>
+  <details>
+    <summary>The numbers</summary>
+    <div class="scroll" role="region" aria-label="${title}: the numbers" tabindex="0">
+    <table>
+      <thead><tr><th scope="col">From</th>${OUTCOME_STATUSES.map((status) => html`<th scope="col">${status}</th>`)}</tr></thead>
+      <tbody>
+        ${buckets.map((bucket) => html`<tr><th scope="row">${time(bucket.start)}</th>${OUTCOME_STATUSES.map((status) => html`<td>${bucket.counts[status]}</td>`)}</tr>`)}
+      </tbody>
+    </table>
+    </div>
+  </details>
+</figure>`;
 }
 
 /** The hook's two charts: per hour over 24 hours, per day (24 hours each, ending now) over 7 days. */
@@ -112,7 +98,7 @@ export function hookCharts(charts: { hours: OutcomeBucket[]; days: OutcomeBucket
   const hourLabel = (index: number) => (index === 23 ? 'now' : (23 - index) % 6 === 0 ? `−${23 - index} h` : undefined);
   const dayLabel = (index: number) => (index === 6 ? 'last 24 h' : `−${6 - index} d`);
   return html`<div class="charts">
-    ${outcomeChart('hours', 'Outcomes per hour, last 24 hours', charts.hours, hourLabel)}
-    ${outcomeChart('days', 'Outcomes per day, last 7 days', charts.days, dayLabel)}
-  </div>`;
+  ${outcomeChart('hours', 'Outcomes per hour, last 24 hours', charts.hours, hourLabel)}
+  ${outcomeChart('days', 'Outcomes per day, last 7 days', charts.days, dayLabel)}
+</div>`;
 }

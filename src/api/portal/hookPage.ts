@@ -21,31 +21,21 @@ export interface LogFilters {
 }
 
 const option = (value: string, label: string, selected: string | undefined) =>
-  html`<option value="${value}" ${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
+  html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
 
 /** The filter form: a GET form, so a filtered log is a link like any other. */
-const filterForm = (hookId: string, filters: LogFilters) =>
-  html`<form method="get" action="/portal/hooks/${hookId}" class="filters" aria-label="Filter the deliveries">
-    <div>
-      <label for="status">Status</label>
-      <select id="status" name="status">
-        ${option('', 'Any', filters.status)}${DELIVERY_STATUSES.map((status) => option(status, status, filters.status))}
-      </select>
-    </div>
-    <div>
-      <label for="event">Event type</label>
-      <select id="event" name="event">
-        ${option('', 'Any', filters.event)}${EVENT_TYPES.map((type) => option(type, type, filters.event))}
-      </select>
-    </div>
-    <div>
-      <label for="range">Time</label>
-      <select id="range" name="range">
-        ${Object.entries(RANGE_LABELS).map(([value, label]) => option(value === 'all' ? '' : value, label, filters.range))}
-      </select>
-    </div>
-    <div><button type="submit">Filter</button></div>
-  </form>`;
+const filterForm = (
+  hookId: string,
+  filters: LogFilters,
+) => html`<form method="get" action="/portal/hooks/${hookId}" class="filters" aria-label="Filter the deliveries">
+  <div><label for="status">Status</label>
+    <select id="status" name="status">${option('', 'Any', filters.status)}${DELIVERY_STATUSES.map((status) => option(status, status, filters.status))}</select></div>
+  <div><label for="event">Event type</label>
+    <select id="event" name="event">${option('', 'Any', filters.event)}${EVENT_TYPES.map((type) => option(type, type, filters.event))}</select></div>
+  <div><label for="range">Time</label>
+    <select id="range" name="range">${Object.entries(RANGE_LABELS).map(([value, label]) => option(value === 'all' ? '' : value, label, filters.range))}</select></div>
+  <div><button type="submit">Filter</button></div>
+</form>`;
 
 const outcome = (delivery: HookView['log']['deliveries'][number]) =>
   [delivery.response_status !== null && `HTTP ${delivery.response_status}`, delivery.error].filter(Boolean).join(', ') || '—';
@@ -56,34 +46,23 @@ const logTable = (view: HookView, filters: LogFilters) => {
   const kept = Object.entries(filters).filter((entry): entry is [string, string] => Boolean(entry[1]));
   const query = (extra: Record<string, string>) => new URLSearchParams([...kept, ...Object.entries(extra)]).toString();
   return html`<div class="scroll" role="region" aria-labelledby="log-caption" tabindex="0">
-      <table class="log">
-        <caption id="log-caption">
-          Deliveries, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Status</th>
-            <th scope="col">Queued</th>
-            <th scope="col">Answer</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${deliveries.map(
-            (delivery) =>
-              html`<tr>
-                <td><span class="status status-${delivery.status}">${delivery.status}</span>${delivery.test && html` <span class="badge">test</span>`}</td>
-                <td>${time(delivery.queued_at)}</td>
-                <td>${outcome(delivery)}</td>
-                <td>${delivery.duration_ms === null ? '—' : `${delivery.duration_ms} ms`}</td>
-                <td><a href="/portal/deliveries/${delivery.id}">Delivery ${delivery.id.slice(-8)}</a></td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    ${next_cursor && html`<p class="paging"><a href="/portal/hooks/${view.hook.id}?${query({ cursor: next_cursor })}">Older deliveries</a></p>`}`;
+<table class="log">
+  <caption id="log-caption">Deliveries, newest first</caption>
+  <thead><tr><th scope="col">Status</th><th scope="col">Queued</th><th scope="col">Answer</th><th scope="col">Duration</th><th scope="col">Details</th></tr></thead>
+  <tbody>
+  ${deliveries.map(
+    (delivery) => html`<tr>
+    <td><span class="status status-${delivery.status}">${delivery.status}</span>${delivery.test && html` <span class="badge">test</span>`}</td>
+    <td>${time(delivery.queued_at)}</td>
+    <td>${outcome(delivery)}</td>
+    <td>${delivery.duration_ms === null ? '—' : `${delivery.duration_ms} ms`}</td>
+    <td><a href="/portal/deliveries/${delivery.id}">Delivery ${delivery.id.slice(-8)}</a></td>
+  </tr>`,
+  )}
+  </tbody>
+</table>
+</div>
+${next_cursor && html`<p class="paging"><a href="/portal/hooks/${view.hook.id}?${query({ cursor: next_cursor })}">Older deliveries</a></p>`}`;
 };
 
 /** A hook: what it is, its state, its charts, and its log, filtered and paged. */
@@ -93,43 +72,27 @@ export function hookPage(session: PortalSession, view: HookView, filters: LogFil
   return page(
     name,
     html`<p class="crumbs"><a href="/portal">Keys and subscriptions</a></p>
-      <h1>${name}</h1>
-      <dl class="meta">
-        <div>
-          <dt>Target URL</dt>
-          <dd class="wrap">${hook.target_url}</dd>
-        </div>
-        <div>
-          <dt>State</dt>
-          <dd>
-            ${hook.state}${hook.state === 'disabled' && html`, since ${time(hook.disabled_at)}, because every delivery failed (${hook.health.consecutive_failures} in a row); ${counted(hook.health.skipped, 'event')} not sent since`}
-          </dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd>${time(hook.created_at)}</dd>
-        </div>
-        <div>
-          <dt>Last delivered</dt>
-          <dd>${time(hook.health.last_delivered_at, 'never')}</dd>
-        </div>
-        <div>
-          <dt>Last failed</dt>
-          <dd>${time(hook.health.last_failed_at, 'never')}</dd>
-        </div>
-      </dl>
-      ${
-        canManage(session) &&
-        html`<div class="actions">
-          ${hook.state === 'disabled' && actionForm(session, `/portal/hooks/${hook.id}/enable`, 'Enable', 'primary')}
-          ${actionForm(session, `/portal/hooks/${hook.id}/test`, 'Send a test event')}
-          <a class="button danger" href="/portal/hooks/${hook.id}/unsubscribe">Unsubscribe…</a>
-        </div>`
-      }
-      <h2>Outcomes</h2>
-      ${hookCharts(view.charts)}
-      <h2>Deliveries</h2>
-      ${filterForm(hook.id, filters)} ${logTable(view, filters)}`,
+<h1>${name}</h1>
+<dl class="meta">
+  <div><dt>Target URL</dt><dd class="wrap">${hook.target_url}</dd></div>
+  <div><dt>State</dt><dd>${hook.state}${hook.state === 'disabled' && html`, since ${time(hook.disabled_at)}, because every delivery failed (${hook.health.consecutive_failures} in a row); ${counted(hook.health.skipped, 'event')} not sent since`}</dd></div>
+  <div><dt>Created</dt><dd>${time(hook.created_at)}</dd></div>
+  <div><dt>Last delivered</dt><dd>${time(hook.health.last_delivered_at, 'never')}</dd></div>
+  <div><dt>Last failed</dt><dd>${time(hook.health.last_failed_at, 'never')}</dd></div>
+</dl>
+${
+  canManage(session) &&
+  html`<div class="actions">
+  ${hook.state === 'disabled' && actionForm(session, `/portal/hooks/${hook.id}/enable`, 'Enable', 'primary')}
+  ${actionForm(session, `/portal/hooks/${hook.id}/test`, 'Send a test event')}
+  <a class="button danger" href="/portal/hooks/${hook.id}/unsubscribe">Unsubscribe…</a>
+</div>`
+}
+<h2>Outcomes</h2>
+${hookCharts(view.charts)}
+<h2>Deliveries</h2>
+${filterForm(hook.id, filters)}
+${logTable(view, filters)}`,
     { session, notice },
   );
 }

@@ -12,12 +12,12 @@ const confirmPage = (session: PortalSession, title: string, explanation: ReturnT
   page(
     title,
     html`<h1>${title}</h1>
-      ${explanation}
-      <form method="post" action="${action}" class="confirm">
-        <input type="hidden" name="csrf" value="${session.csrfToken}" />
-        <button type="submit" class="danger">${button}</button>
-        <a class="button" href="/portal">Cancel</a>
-      </form>`,
+${explanation}
+<form method="post" action="${action}" class="confirm">
+  <input type="hidden" name="csrf" value="${session.csrfToken}">
+  <button type="submit" class="danger">${button}</button>
+  <a class="button" href="/portal">Cancel</a>
+</form>`,
     { session },
   );
 
@@ -28,14 +28,12 @@ export function revokeConfirmPage(session: PortalSession, key: KeyView) {
     session,
     `Revoke the key ${name}?`,
     html`<p>Every request made with this key will be refused at once, and this cannot be undone.</p>
-      ${
-        key.hooks.length === 0
-          ? html`<p>It has no subscriptions.</p>`
-          : html`<p>Its ${counted(key.hooks.length, 'subscription')} will be deleted, and get no more events:</p>
-              <ul>
-                ${key.hooks.map((hook) => html`<li>${hook.event_type} → ${hostOf(hook.target_url)}</li>`)}
-              </ul>`
-      }`,
+${
+  key.hooks.length === 0
+    ? html`<p>It has no subscriptions.</p>`
+    : html`<p>Its ${counted(key.hooks.length, 'subscription')} will be deleted, and get no more events:</p>
+<ul>${key.hooks.map((hook) => html`<li>${hook.event_type} → ${hostOf(hook.target_url)}</li>`)}</ul>`
+}`,
     `/portal/keys/${key.id}/revoke`,
     `Revoke ${name} and delete its subscriptions`,
   );
@@ -59,13 +57,11 @@ export function rotatedPage(session: PortalSession, rotated: Rotated) {
   return page(
     `New secret for ${name}`,
     html`<h1>New secret for ${name}</h1>
-      <p>
-        The old secret stopped working just now; the key’s subscriptions are kept. Give this one to the integration (for example, reconnect the account in
-        Zapier). It is shown only here: copy it before you leave this page.
-      </p>
-      <p><label for="secret">New secret</label></p>
-      <input id="secret" class="secret" type="text" readonly value="${rotated.key}" />
-      <p><a href="/portal">Back to keys and subscriptions</a></p>`,
+<p>The old secret stopped working just now; the key’s subscriptions are kept. Give this one to the integration (for example,
+reconnect the account in Zapier). It is shown only here: copy it before you leave this page.</p>
+<p><label for="secret">New secret</label></p>
+<input id="secret" class="secret" type="text" readonly value="${rotated.key}">
+<p><a href="/portal">Back to keys and subscriptions</a></p>`,
     { session },
   );
 }

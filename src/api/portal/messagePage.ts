@@ -17,10 +17,5 @@ const MESSAGES: Record<string, [string, string]> = {
 export function messagePage(status: number, code: string, session?: PortalSession) {
   const [title, text] =
     MESSAGES[code] ?? (status < 500 ? ['That request is not valid', `The page was asked for in a way it cannot answer (${code}).`] : MESSAGES.internal!);
-  return page(
-    title,
-    html`<h1>${title}</h1>
-      <p>${text}</p>`,
-    { session },
-  );
+  return page(title, html`<h1>${title}</h1><p>${text}</p>`, { session });
 }
