@@ -44,9 +44,11 @@ export class ContactHooksPollingTrigger implements INodeType {
   };
 
   /**
-   * The first poll (and n8n's "Fetch Test Event") gives the newest event as a sample and keeps the
-   * feed's cursor; each later poll gives the events after the cursor, oldest first, and moves it.
-   * A cursor the service no longer knows (older than its retention) starts over from now.
+   * "Fetch Test Event" gives the newest event as a sample. The first poll after activation keeps
+   * the feed's cursor and starts nothing: an active workflow runs on events from then on, not on
+   * one from before it was turned on. Each later poll gives the events after the cursor, oldest
+   * first, and moves it. A cursor the service no longer knows (older than its retention) starts
+   * over from now.
    */
   async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
     const event = this.getNodeParameter('event') as string;
@@ -65,10 +67,9 @@ export class ContactHooksPollingTrigger implements INodeType {
     if (this.getMode() === 'manual') return items((await newest()).events);
 
     if (!position.cursor || position.event !== event) {
-      const start = await newest();
-      position.cursor = start.cursor;
+      position.cursor = (await newest()).cursor;
       position.event = event;
-      return items(start.events);
+      return null;
     }
 
     const found: FeedEvent[] = [];
