@@ -30,6 +30,7 @@ async function main(givenConfig: Config) {
   let admin;
   let rateLimitRedis: RedisClient | undefined;
   let stopEngine = async () => {};
+  let redisReady = Promise.resolve(true);
   if (redisTarget) {
     const { connectWebToRedis } = await import('./webRedis.js');
     const onRedis = connectWebToRedis(config, redisTarget, log);
@@ -38,6 +39,7 @@ async function main(givenConfig: Config) {
     metrics.watchWorkers(onRedis.events);
     metrics.watchQueues({ queues: { events: onRedis.events, deliveries: onRedis.deliveriesForGauges } });
     stopEngine = () => onRedis.deliveriesForGauges.close();
+    redisReady = onRedis.connected();
   } else {
     const engine = startEmbeddedEngine({ config, store, metrics, log });
     const maintenance = startMaintenance(store, log, maintenanceSettings(config), metrics);
@@ -54,6 +56,7 @@ async function main(givenConfig: Config) {
   metrics.watchReadiness('postgres', store.ping);
   const services = createServices({ store, events, config, log });
   const app = await buildApp({ config, services, metrics, logger: log, admin, rateLimitRedis });
+  if (!(await redisReady)) log.warn('Redis not ready: listening anyway; requests are not rate-limited and events wait in the outbox until it is');
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const port = new URL(address).port;
   advertise(`http://127.0.0.1:${port}`);

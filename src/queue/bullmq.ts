@@ -1,7 +1,7 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import { JOB_STATES, LOWEST_PRIORITY, type JobCounts, type JobHandler, type JobQueue, type QueueName } from './jobQueue.js';
-import { bullPrefix, connectRedis, type RedisSettings } from './redisConnection.js';
+import { bullPrefix, connectRedis, whenReady, type RedisSettings } from './redisConnection.js';
 
 /** How long finished jobs stay for operators to read (JOBS_KEEP_*), in BullMQ's terms. */
 export interface KeptJobs {
@@ -39,7 +39,7 @@ export function createBullQueue<Data>(
   { target, prefix }: RedisSettings,
   name: QueueName,
   { log, failFast, kept }: { log: Logger; failFast: boolean; kept: KeptJobs },
-): JobQueue<Data> & { workers(): Promise<number> } {
+): JobQueue<Data> & { workers(): Promise<number>; connected(withinMs: number): Promise<boolean> } {
   const connection = connectRedis(target, failFast ? 'fails-fast' : 'waits');
   const queue = new Queue<Data>(name, { connection, prefix: bullPrefix(prefix), defaultJobOptions: jobOptions(kept) });
   // Failed commands reject to their caller; this is the connection's own reporting.
@@ -72,6 +72,8 @@ export function createBullQueue<Data>(
     },
     /** Worker processes consuming the queue: BullMQ names each worker's connection to Redis. */
     workers: () => queue.getWorkersCount(),
+    /** Whether its connection is ready, waiting `withinMs` at most. */
+    connected: (withinMs) => whenReady(connection, withinMs),
     async ping() {
       await connection.ping();
     },

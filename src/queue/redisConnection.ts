@@ -42,6 +42,21 @@ export function connectRedis(target: RedisTarget, role: RedisRole, extra: { auto
   return new Redis(target.url, { ...options, enableAutoPipelining });
 }
 
+/** Resolves true once `client` is connected and ready, or false after `withinMs`, whichever comes first. */
+export function whenReady(client: RedisClient, withinMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (ready: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => settle(true);
+    const timer = setTimeout(() => settle(false), withinMs);
+    client.once('ready', onReady);
+  });
+}
+
 /**
  * BullMQ's prefix: QUEUE_PREFIX as a hash tag, so every key of a queue (BullMQ's scripts take
  * several) sits in one slot of a cluster, the same on a single server. The pacer's and the rate

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgresProxy } from '../support/postgresProxy.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { sleep, waitUntil, withPostgresAndRedis } from '../support/processes.js';
 import { startStack } from '../support/stack.js';
 
@@ -16,11 +16,11 @@ const CALL = { channel: 'voice', outcome: 'answered', spam: false, caller_name: 
  * cut them off.
  */
 describe.runIf(withPostgresAndRedis)('a PostgreSQL outage while workers drain a backlog', () => {
-  let proxy: Awaited<ReturnType<typeof startPostgresProxy>>;
+  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
   let stack: Awaited<ReturnType<typeof startStack>>;
 
   beforeAll(async () => {
-    proxy = await startPostgresProxy({ host: '127.0.0.1', port: 5432 });
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
     stack = await startStack({
       mode: 'workers',
       env: { LOG_LEVEL: 'error' },

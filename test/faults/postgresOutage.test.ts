@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
 import { client } from '../support/client.js';
 import { createPostgresDatabase, withPostgres } from '../support/databases.js';
-import { startPostgresProxy } from '../support/postgresProxy.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { startWeb, stopAllProcesses, waitUntil } from '../support/processes.js';
 import { baseEnv, newPhone } from './support.js';
 
@@ -20,7 +20,7 @@ interface Answer {
  */
 describe.runIf(withPostgres)('PostgreSQL unreachable for a moment', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
-  let proxy: Awaited<ReturnType<typeof startPostgresProxy>>;
+  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
   let web: Awaited<ReturnType<typeof startWeb>>;
   let key: string;
   let hookId: string;
@@ -82,7 +82,7 @@ describe.runIf(withPostgres)('PostgreSQL unreachable for a moment', () => {
   beforeAll(async () => {
     database = await createPostgresDatabase();
     const real = new URL(database.url);
-    proxy = await startPostgresProxy({ host: real.hostname, port: Number(real.port || 5432) });
+    proxy = await startTcpProxy({ host: real.hostname, port: Number(real.port || 5432) });
     const viaProxy = new URL(database.url);
     viaProxy.port = String(proxy.port);
     web = await startWeb({ ...baseEnv, DATABASE_URL: viaProxy.toString() });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_TOKEN } from '../support/app.js';
-import { startPostgresProxy } from '../support/postgresProxy.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { alertExpressions, metricNames, panelExpressions, sampleValue, scrapedNames } from '../support/opsFiles.js';
 import { freePort, startProcess, waitUntil, withPostgresAndRedis, type ServiceProcess } from '../support/processes.js';
 import { startStack } from '../support/stack.js';
@@ -19,7 +19,7 @@ const scrape = (url: string, token?: string) =>
  */
 describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web and worker', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
-  let proxy: Awaited<ReturnType<typeof startPostgresProxy>>;
+  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
   let worker: ServiceProcess;
   let workerUrl: string;
   let web = '';
@@ -27,7 +27,7 @@ describe.runIf(withPostgresAndRedis)('the metrics ops/ names, on a running web a
 
   beforeAll(async () => {
     // Both processes reach PostgreSQL through a proxy the test can stall (a partition).
-    proxy = await startPostgresProxy({ host: '127.0.0.1', port: 5432 });
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
     stack = await startStack({
       mode: 'workers',
       workers: 0,

@@ -13,7 +13,7 @@ import { createPoster, type Poster } from '../../src/workers/poster.js';
 import type { Delivery, DeliveryJobData } from '../../src/domain/delivery.js';
 import { collectingQueue, issueKey } from '../support/app.js';
 import { useTestStore, withPostgres, newContactDeliveries } from '../support/databases.js';
-import { startPostgresProxy } from '../support/postgresProxy.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { redisForTest, withPostgresAndRedis } from '../support/processes.js';
 import { newAccount } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -245,7 +245,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       // the worker learns of it, and its POST leaves that much after the time the pacer recorded.
       const redis = redisForTest();
       const redisUrl = new URL(redis.url);
-      const hop = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+      const hop = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
       const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${hop.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
       const path = '/late/answer';
       try {
@@ -299,7 +299,7 @@ describe.runIf(withPostgres)('a delivery too late for its departure', () => {
       const redis = redisForTest();
       const redisUrl = new URL(redis.url);
       // A plain TCP proxy (written for PostgreSQL's outages), here in front of Redis.
-      const proxy = await startPostgresProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+      const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
       const pacer = createRedisPacer({ target: { url: `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}` }, prefix: redis.prefix }, 1_000, log);
       let silent = false;
       try {

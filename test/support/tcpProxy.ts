@@ -1,14 +1,14 @@
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 
 /**
- * A TCP proxy in front of the machine's PostgreSQL, so the server can become unreachable without
+ * A TCP proxy in front of a server of the machine's (PostgreSQL, Redis), so it can become unreachable without
  * being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
  * (the server restarting, a refused connection). `stall`: nothing more is forwarded and new
  * connections are held open in silence (a network partition, packets dropped). `delayReplies`:
  * what the server sends reaches the client that much later, in order (a slow path back, or a
  * client too busy to read its socket).
  */
-export async function startPostgresProxy(target: { host: string; port: number }) {
+export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   const pairs = new Set<[Socket, Socket]>();
   let mode: 'open' | 'cut' | 'stall' = 'open';
