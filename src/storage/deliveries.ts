@@ -131,12 +131,14 @@ export function deliveryQueries(db: Database) {
       return rows.map((row) => ({ ...deliveryOf(row), status: row.status }));
     },
 
-    /** Gives a claim back, to `queued`, when nothing was sent under it. Only its claimant can. */
-    async giveBack(deliveryId: string, token: string) {
+    /** Gives claims back, to `queued`, when nothing was sent under them. Only a claim's claimant can. */
+    async giveBack(claims: { deliveryId: string; token: string }[]) {
+      const deliveryIds = claims.map((claim) => claim.deliveryId);
       await db.query(
-        `UPDATE deliveries d SET status = 'queued', attempted_at = NULL, claim_token = NULL
-         WHERE d.id = $1 AND ${inRange('d.queued_at', '$3', '$4')} AND d.status = 'sending' AND d.claim_token = $2`,
-        [deliveryId, token, ...queuedRange([deliveryId])],
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$3', '$4', "d.status = 'sending' AND d.claim_token = ($2::uuid[])[array_position($1::uuid[], d.id)]")}
+         UPDATE deliveries d SET status = 'queued', attempted_at = NULL, claim_token = NULL
+         FROM locked_deliveries l WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$3', '$4')}`,
+        [deliveryIds, claims.map((claim) => claim.token), ...queuedRange(deliveryIds)],
       );
     },
 

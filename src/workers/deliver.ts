@@ -179,7 +179,7 @@ export function createDeliverer(deps: DelivererDeps) {
     // and as soon as the claim is in when the gate let it (`from`).
     if (departure.from > Date.now()) await sleep(departure.from - Date.now());
     if (tooLate()) {
-      await untilDone('giving a claim back', () => store.urgentDeliveries.giveBack(deliveryId, claimed.claim_token), signal, log, context);
+      await untilDone('giving a claim back', () => writes.giveBack.submit({ deliveryId, token: claimed.claim_token }), signal, log, context);
       return 'late';
     }
     const headers = {

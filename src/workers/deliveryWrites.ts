@@ -46,8 +46,8 @@ const LONGEST_WAIT_IN_MEMORY_MS = 60_000;
 const CLAIMS_PER_STATEMENT = 64;
 
 /**
- * The engine's writes, each a group commit (groupCommit.ts): the claims, outcomes, drops, expiries
- * and parkings of concurrent deliveries share one statement and one commit, and the jobs of the
+ * The engine's writes, each a group commit (groupCommit.ts): the claims, claims given back,
+ * outcomes, drops, expiries and parkings of concurrent deliveries share one statement and one commit, and the jobs of the
  * deliveries parked share one call. Recording outcomes also keeps their hooks' health, and
  * disables a hook `health.rule` says to, in the same statement.
  */
@@ -79,6 +79,11 @@ export function createDeliveryWrites(store: Store, parking: Parking, log: Logger
     record: groupCommit(async (outcomes: (DeliveryOutcome & { deliveryId: string })[]) => {
       reportDisabled(await deliveries.record(outcomes, health.rule), log, health.metrics);
       return nothing(outcomes);
+    }),
+    /** Claims that came too late for their departure, given back unsent. */
+    giveBack: groupCommit(async (claims: { deliveryId: string; token: string }[]) => {
+      await urgentDeliveries.giveBack(claims);
+      return nothing(claims);
     }),
     expire: groupCommit(async (ids: string[]) => {
       await deliveries.expire(ids);
@@ -131,7 +136,7 @@ export function createDeliveryWrites(store: Store, parking: Parking, log: Logger
     ...writes,
     /** Resolves once every write submitted so far is done: at shutdown, after the last delivery. */
     async settled() {
-      await Promise.all([writes.claim, writes.record, writes.drop, writes.expire, writes.park].map((write) => write.settled()));
+      await Promise.all([writes.claim, writes.giveBack, writes.record, writes.drop, writes.expire, writes.park].map((write) => write.settled()));
     },
   };
 }
