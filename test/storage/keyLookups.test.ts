@@ -81,7 +81,8 @@ describe.each(engines())('finding deliveries by their key on %s', (engine) => {
       await t.store.hooks.create({ keyId: key.id, accountId }, hook, HOOKS);
     }
     // Events in the outbox, all of them at one moment, as PGlite stamps them; then every delivery has that time too.
-    await recordEvents(t.db, accountId, EVENTS, { at: new Date() });
+    // A millisecond on, so that every subscription, stamped to the microsecond, existed when they fired.
+    await recordEvents(t.db, accountId, EVENTS, { at: new Date(Date.now() + 1) });
     const ids = (await fanOutOutbox(t.store, t.db)).map((delivery) => delivery.id);
     expect(ids).toHaveLength(HOOKS * EVENTS);
 
