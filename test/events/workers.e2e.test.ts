@@ -133,10 +133,17 @@ describeEachRedisShape('delivery through BullMQ jobs with separate workers, Redi
     expect(parked.length).toBeGreaterThanOrEqual(1);
     for (const report of parked) expect(report.due_at).toEqual(expect.any(String));
     await waitUntil(() => stack.received('/paced').length === 4, 15_000);
-    const parkedJob = await boardJob(stack, 'deliveries', `${String(parked[0]!.delivery_id)}.${Date.parse(String(parked[0]!.due_at))}`);
+    // The parked delivery's job, as an operator follows it: on a loaded machine its claim can come
+    // too late for its departure, and the job parks it again, naming its next job by its due time.
+    let report = parked[0]!;
+    let parkedJob = await boardJob(stack, 'deliveries', `${String(report.delivery_id)}.${Date.parse(String(report.due_at))}`);
     expect(parkedJob.name).toBe('paced');
-    expect(parkedJob.returnValue).toMatchObject({ delivery_id: parked[0]!.delivery_id, status: 'delivered', response_status: 200 });
     expect(Object.keys(parkedJob.data).sort()).toStrictEqual(['account_id', 'delivery_id', 'due_at', 'event_id', 'hook_id']);
+    for (let hop = 0; parkedJob.returnValue.status === 'queued' && hop < 4; hop++) {
+      report = parkedJob.returnValue;
+      parkedJob = await boardJob(stack, 'deliveries', `${String(report.delivery_id)}.${Date.parse(String(report.due_at))}`);
+    }
+    expect(parkedJob.returnValue).toMatchObject({ delivery_id: parked[0]!.delivery_id, status: 'delivered', response_status: 200 });
     await stack.api('DELETE', `/hooks/${created.body.id}`);
   });
 
