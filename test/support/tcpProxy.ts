@@ -1,8 +1,8 @@
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 
 /**
- * A TCP proxy in front of a server of the machine's (PostgreSQL, Redis), so it can become unreachable without
- * being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
+ * A TCP proxy in front of a server of the machine's (PostgreSQL, Redis), so it can become
+ * unreachable without being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
  * (the server restarting, a refused connection). `stall`: nothing more is forwarded and new
  * connections are held open in silence (a network partition, packets dropped). `delayReplies`:
  * what the server sends reaches the client that much later, in order (a slow path back, or a
