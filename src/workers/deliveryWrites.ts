@@ -48,8 +48,8 @@ const CLAIMS_PER_STATEMENT = 64;
 /**
  * The engine's writes, each a group commit (groupCommit.ts): the claims, claims given back,
  * outcomes, drops, expiries and parkings of concurrent deliveries share one statement and one
- * commit, and the jobs of the deliveries parked share one call. Recording outcomes also keeps their hooks' health, and
- * disables a hook `health.rule` says to, in the same statement.
+ * commit, and the jobs of the deliveries parked share one call. Recording outcomes also keeps
+ * their hooks' health, and disables a hook `health.rule` says to, in the same statement.
  */
 export function createDeliveryWrites(store: Store, parking: Parking, log: Logger, stopping: AbortSignal, health: { rule: HookDisableRule; metrics: Metrics }) {
   const { deliveries, urgentDeliveries } = store;
