@@ -43,15 +43,42 @@ export async function startStack(options: {
   /** The address the service processes reach the database at, e.g. through a proxy the test can cut. */
   serviceDatabaseUrl?: (url: string) => string;
 }) {
+  const teardown = createTeardown();
+  try {
+    return await startParts(options, teardown);
+  } catch (error) {
+    // A test file whose beforeAll threw has no stack to stop: what was started stops here.
+    await teardown.run();
+    throw error;
+  }
+}
+
+/** The stops of what a stack started, run in reverse order, once. */
+function createTeardown() {
+  const steps: (() => Promise<unknown> | void)[] = [];
+  return {
+    add: (step: () => Promise<unknown> | void) => void steps.push(step),
+    run: async () => {
+      for (const step of steps.splice(0).reverse()) await step();
+    },
+  };
+}
+
+async function startParts(options: Parameters<typeof startStack>[0], teardown: ReturnType<typeof createTeardown>) {
   const { mode, workers: workerCount = 0 } = options;
   const redis = mode === 'workers' ? await redisFor(options.redis ?? 'single') : undefined;
+  if (redis) teardown.add(() => redis.stop());
   const database = mode === 'workers' ? await createPostgresDatabase() : undefined;
+  if (database) teardown.add(() => database.drop());
   const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'contact-hooks-stack-')) : undefined;
+  if (dataDir) teardown.add(() => rmSync(dataDir, { recursive: true, force: true }));
   const delayMs: Record<string, number> = {};
   const answers: Record<string, (request: ReceivedRequest) => ReceiverResponse> = {};
   const receiver = await startReceiver({
     respond: (request) => answers[request.path]?.(request) ?? { delayMs: delayMs[request.path] ?? 0 },
   });
+  teardown.add(() => receiver.close());
+  teardown.add(stopAllProcesses);
   const env = {
     ...(database && redis ? { DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url, ...redis.env } : { DATA_DIR: dataDir! }),
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
@@ -121,12 +148,6 @@ export async function startStack(options: {
         await connection.end();
       }
     },
-    async stop() {
-      await stopAllProcesses();
-      await receiver.close();
-      await redis?.stop();
-      await database?.drop();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    },
+    stop: teardown.run,
   };
 }

@@ -2,11 +2,11 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 
 /**
  * A TCP proxy in front of a server of the machine's (PostgreSQL, Redis), so it can become
- * unreachable without being stopped. `cut`: every proxied connection is destroyed and new ones are closed at once
- * (the server restarting, a refused connection). `stall`: nothing more is forwarded and new
- * connections are held open in silence (a network partition, packets dropped). `delayReplies`:
- * what the server sends reaches the client that much later, in order (a slow path back, or a
- * client too busy to read its socket).
+ * unreachable without being stopped. `cut`: every proxied connection is destroyed and new ones
+ * are closed at once (the server restarting, a refused connection). `stall`: nothing more is
+ * forwarded and new connections are held open in silence (a network partition, packets
+ * dropped). `delayReplies`: what the server sends reaches the client that much later, in order
+ * (a slow path back, or a client too busy to read its socket).
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
