@@ -122,11 +122,16 @@ describe('contact-hooks listen, beside an embedded development server', () => {
       data: { contact_id: upserted.body.contact_id, name: 'Ann', phone: '+14155550100', source: 'api' },
     });
     expect(deliveries[1]!.body.data).toMatchObject({ caller_name: 'Dee', summary: 'Call me back' });
-    // Listen answered 200, so the service recorded both as delivered.
-    for (const hook of hooks) {
-      const log = await api(web, key)('GET', `/hooks/${hook.id}/deliveries`);
-      expect((log.body.deliveries as { status: string }[]).map((delivery) => delivery.status)).toStrictEqual(['delivered']);
-    }
+    // Listen answered 200, so the service records both as delivered (a moment after listen printed them).
+    const statuses = async () =>
+      Promise.all(
+        hooks.map(async (hook) => {
+          const log = await api(web, key)('GET', `/hooks/${hook.id}/deliveries`);
+          return (log.body.deliveries as { status: string }[]).map((delivery) => delivery.status);
+        }),
+      );
+    await waitUntil(async () => (await statuses()).every((each) => each.length === 1 && each[0] !== 'sending'), 5_000);
+    expect(await statuses()).toStrictEqual(hooks.map(() => ['delivered']));
 
     expect(await listen.stop('SIGINT')).toBe(0);
     expect((await api(web, key)('GET', '/hooks')).body.hooks).toStrictEqual([]);

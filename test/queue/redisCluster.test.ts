@@ -87,11 +87,12 @@ describe.runIf(withRedisCluster)('Redis Cluster', () => {
       createBullQueue<{ n: number }>(b, 'deliveries', { log, failFast: true, kept }),
     ];
     try {
-      const soon = Date.now() + 300;
+      // Due in a second: a producer connects to the cluster and counts them well before then.
+      const soon = Date.now() + 1_000;
       await producers[0]!.add([1, 2, 3].map((n) => ({ id: `a.${n}`, name: 'paced', data: { n }, runAt: soon })));
+      expect((await producers[0]!.counts()).delayed).toBe(3);
       await producers[1]!.add([{ id: 'event-1', name: 'new_contact', data: { n: 4 } }]);
       await producers[2]!.add([11, 12].map((n) => ({ id: `b.${n}`, name: 'paced', data: { n }, runAt: soon })));
-      expect((await producers[0]!.counts()).delayed).toBe(3);
       await waitUntil(() => ran.a.length === 4 && ran.b.length === 2, 10_000);
       expect(ran.a.sort()).toStrictEqual([1, 2, 3, 4]);
       expect(ran.b.sort()).toStrictEqual([11, 12]);
