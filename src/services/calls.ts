@@ -19,11 +19,11 @@ export interface CallInput extends CallReport {
 export function callServices(deps: UseCaseDeps) {
   const { store, config } = deps;
   // Calls reported at the same time share one statement and one commit, which records their
-  // events too; the events' jobs are added once committed.
+  // events too; the jobs of those someone subscribed to are added once committed.
   const recorded = groupCommit(async (calls: CallToRecord[]) => {
-    const fired = await store.calls.record(calls, RELAY_GRACE_MS);
-    deps.enqueue(fired.flat());
-    return fired;
+    const results = await store.calls.record(calls, RELAY_GRACE_MS);
+    deps.enqueue(results.flatMap((result) => result.fansOut));
+    return results;
   });
   return {
     /** Records a finished conversation and fires its events; a conversation reported twice fires once. */
@@ -41,13 +41,13 @@ export function callServices(deps: UseCaseDeps) {
         summary: call.summary,
       };
       const events: PendingEvent[] = types.map((type) => ({ type, data }) as PendingEvent);
-      const fired = await recorded.submit({
+      const result = await recorded.submit({
         accountId,
         call: { ...call, conversationId, callerName: call.caller_name, callerNumber: data.caller_number },
         events,
       });
-      // No ids for events that should fire means the conversation was reported before.
-      return { conversation_id: conversationId, events: fired.length > 0 ? types : [] };
+      // A conversation reported before records nothing and fires none.
+      return { conversation_id: conversationId, events: result.recorded ? types : [] };
     },
   };
 }

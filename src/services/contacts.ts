@@ -28,10 +28,10 @@ const shown = (contact: StoredContact) => ({
 export function contactServices(deps: UseCaseDeps) {
   const { store, config } = deps;
   // Upserts made at the same time share one statement and one commit, which records a new
-  // contact's event too; the events' jobs are added once committed.
+  // contact's event too; the jobs of those someone subscribed to are added once committed.
   const upserted = groupCommit(async (entries: ContactToUpsert[]) => {
     const results = await store.contacts.upsert(entries, RELAY_GRACE_MS);
-    deps.enqueue(results.flatMap((result) => (result.action === 'inserted' ? [result.fired] : [])));
+    deps.enqueue(results.flatMap((result) => (result.action === 'inserted' && result.fired ? [result.fired] : [])));
     return results;
   });
 

@@ -25,15 +25,15 @@ export function callQueries(db: Database) {
   return {
     /**
      * Records finished calls and their events (events.ts, `recordEvents`) in one statement: so
-     * atomically, in one round trip and one commit, however many calls. Returns each call's
-     * recorded events, for their jobs. A conversation already recorded for its account records
+     * atomically, in one round trip and one commit, however many calls. Returns, for each call,
+     * whether it was recorded now and its events that fan out, for their jobs. A conversation already recorded for its account records
      * nothing and fires none: a report sent twice fires once, and of two reports of one
      * conversation in the same batch, the first.
      */
-    async record(calls: CallToRecord[], relayGraceMs: number): Promise<FiredEvent[][]> {
+    async record(calls: CallToRecord[], relayGraceMs: number): Promise<{ recorded: boolean; fansOut: FiredEvent[] }[]> {
       const events = calls.flatMap(({ events: fired }, n) => fired.map((event) => ({ n: n + 1, id: randomUUID(), ...event })));
       const column = <T>(read: (entry: CallToRecord) => T) => calls.map(read);
-      const { rows } = await db.query<{ id: string; account_id: string; event_type: FiredEvent['event']; fired_at: string }>(
+      const { rows } = await db.query<{ id: string; account_id: string; event_type: FiredEvent['event']; fired_at: string; fans_out: boolean }>(
         `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[])
              WITH ORDINALITY AS c (account_id, conversation_id, channel, outcome, spam, caller_name, caller_number, summary, n)),
@@ -49,7 +49,7 @@ export function callQueries(db: Database) {
            JOIN first ON first.n = pending.n
            JOIN recorded ON recorded.account_id = first.account_id AND recorded.conversation_id = first.conversation_id),
          ${recordEvents('pending', '$13')}
-         SELECT id, account_id, event_type, fired_at FROM fired`,
+         SELECT id, account_id, event_type, fired_at, fans_out FROM fired`,
         [
           column((entry) => entry.accountId),
           column((entry) => entry.call.conversationId),
@@ -66,13 +66,15 @@ export function callQueries(db: Database) {
           relayGraceMs,
         ],
       );
-      const recordedById = new Map(rows.map((row) => [row.id, firedEventOf(row)]));
-      const fired = calls.map((): FiredEvent[] => []);
+      const recordedById = new Map(rows.map((row) => [row.id, row]));
+      const results = calls.map(() => ({ recorded: false, fansOut: [] as FiredEvent[] }));
       for (const event of events) {
         const recorded = recordedById.get(event.id);
-        if (recorded) fired[event.n - 1]!.push(recorded);
+        if (!recorded) continue;
+        results[event.n - 1]!.recorded = true;
+        if (recorded.fans_out) results[event.n - 1]!.fansOut.push(firedEventOf(recorded));
       }
-      return fired;
+      return results;
     },
   };
 }

@@ -5,7 +5,7 @@ import type { FiredEvent } from '../domain/events.js';
 import { recordEvents } from './events.js';
 
 export type UpsertResult =
-  | { action: 'inserted'; contactId: string; fired: FiredEvent }
+  | { action: 'inserted'; contactId: string; fired?: FiredEvent }
   | { action: 'updated'; contactId: string }
   | { action: 'skipped'; contactId: string; reason: 'owner_edited' };
 
@@ -56,7 +56,7 @@ const UPSERT_DISTINCT = `WITH input AS (
   pending AS (
     SELECT i.event_id AS id, i.account_id, 'new_contact' AS event_type, i.data, NULL::uuid AS hook_id FROM input i JOIN upserted u USING (account_id, phone) WHERE u.inserted),
   ${recordEvents('pending', '$9')}
-  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action, f.fired_at
+  SELECT i.n::int AS n, u.id, CASE WHEN u.inserted THEN 'inserted' ELSE 'updated' END AS action, CASE WHEN f.fans_out THEN f.fired_at END AS fired_at
   FROM input i JOIN upserted u USING (account_id, phone) LEFT JOIN fired f ON f.id = i.event_id
   UNION ALL
   SELECT i.n::int, c.id,
@@ -72,7 +72,7 @@ export function contactQueries(db: Database) {
     /**
      * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
      * returns each entry's result in order, a new contact's with its recorded event (`fired`,
-     * for its job). Distinct contacts share one statement (so one round trip and one commit); a
+     * for its job) when a subscription wants it. Distinct contacts share one statement (so one round trip and one commit); a
      * contact named twice is upserted again by the next statement, in the order given. Concurrent
      * upserts of a new phone meet on the unique (account_id, phone): one inserts, the others update.
      */
@@ -112,7 +112,11 @@ export function contactQueries(db: Database) {
           const row = rows[index]!;
           results[index] =
             action === 'inserted'
-              ? { action, contactId: id, fired: { event_id: row.eventId, event: 'new_contact', account_id: row.accountId, fired_at: fired_at! } }
+              ? {
+                  action,
+                  contactId: id,
+                  ...(fired_at && { fired: { event_id: row.eventId, event: 'new_contact' as const, account_id: row.accountId, fired_at } }),
+                }
               : action === 'skipped'
                 ? { action, contactId: id, reason: 'owner_edited' }
                 : { action, contactId: id };

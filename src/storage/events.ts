@@ -18,11 +18,15 @@ export type FeedEvent = Omit<StoredEvent, 'account_id'> & { tx: string };
 export const FIRED_AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
- * Records events in the statement of their cause: each event row, and its outbox row, which the
- * relay reads when no worker fanned the event out in time (Redis away when its job was added, or
- * Redis lost it). To follow CTEs that name the events as `pending` (id, account_id, event_type,
- * data, hook_id: the one subscription a test event is for, else NULL); adds the CTE `fired` (id,
- * account_id, event_type, fired_at: FiredEvent's columns).
+ * Records events in the statement of their cause: each event row, and, when its account has a
+ * subscription of its type (or the one a test event names), its outbox row, which the fan-out
+ * takes and the relay reads when no worker fanned the event out in time. An event nobody
+ * subscribed to is only in the feed: no outbox row, no job. The outbox row keeps the statement's
+ * snapshot, so the fan-out sends the event to exactly the subscriptions this statement saw, the
+ * ones committed before it: a subscribe racing the event either saw it decided here or not at all.
+ * To follow CTEs that name the events as `pending` (id, account_id, event_type, data, hook_id:
+ * the one subscription a test event is for, else NULL); adds the CTE `fired` (id, account_id,
+ * event_type, fired_at: FiredEvent's columns, and fans_out: whether it has an outbox row).
  */
 export const recordEvents = (pending: string, relayGraceMs: string) => `
   recorded_events AS (
@@ -30,9 +34,16 @@ export const recordEvents = (pending: string, relayGraceMs: string) => `
     SELECT id, account_id, event_type, data, hook_id FROM ${pending}
     RETURNING id, account_id, event_type, created_at, hook_id),
   outboxed AS (
-    INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at, hook_id)
-    SELECT id, account_id, event_type, created_at, created_at + make_interval(secs => ${relayGraceMs} / 1000.0), hook_id FROM recorded_events),
-  fired AS (SELECT id, account_id, event_type, ${FIRED_AT('created_at')} AS fired_at FROM recorded_events)`;
+    INSERT INTO event_outbox (event_id, account_id, event_type, created_at, relay_at, hook_id, snapshot)
+    SELECT r.id, r.account_id, r.event_type, r.created_at, r.created_at + make_interval(secs => ${relayGraceMs} / 1000.0), r.hook_id, pg_current_snapshot()
+    FROM recorded_events r
+    WHERE EXISTS (
+      SELECT 1 FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
+      WHERE h.account_id = r.account_id AND h.event_type = r.event_type AND h.deleted_at IS NULL AND (r.hook_id IS NULL OR h.id = r.hook_id))
+    RETURNING event_id),
+  fired AS (
+    SELECT r.id, r.account_id, r.event_type, ${FIRED_AT('r.created_at')} AS fired_at, o.event_id IS NOT NULL AS fans_out
+    FROM recorded_events r LEFT JOIN outboxed o ON o.event_id = r.id)`;
 
 /** The `fired` CTE's rows as their jobs carry them. */
 export const firedEventOf = (row: { id: string; account_id: string; event_type: EventType; fired_at: string }): FiredEvent => ({
@@ -72,8 +83,9 @@ export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
 
 /**
  * The fan-out: takes the events out of the outbox, and makes one `queued` delivery for each
- * subscription each goes to (its account's and type's, live, of a live key, existing when it
- * fired; a disabled one counts the event as skipped instead; a test event, sent from the portal,
+ * subscription each goes to (its account's and type's, live, of a live key, committed before the
+ * statement that recorded the event: visible in its snapshot; an outbox row from before
+ * snapshots were kept compares creation times instead; a disabled one counts the event as skipped instead; a test event, sent from the portal,
  * goes to the one it names, even disabled), each the fanning process's to send
  * until `leaseMs` from now; past that, the relay adds it to the `deliveries` queue. All in one
  * statement, so one commit for every event of a batch. An event no longer in the outbox was
@@ -83,7 +95,7 @@ export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
 const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS i (id, created_at)),
   picked AS (
     DELETE FROM event_outbox o USING input i WHERE o.event_id = i.id
-    RETURNING o.event_id AS id, o.account_id, o.event_type, o.created_at, o.hook_id),
+    RETURNING o.event_id AS id, o.account_id, o.event_type, o.created_at, o.hook_id, o.snapshot),
   -- Each event's own hooks, looked up by hooks_by_event. OFFSET 0 keeps the subquery apart,
   -- so however the planner sizes the tables, it cannot become a hash join over every hook.
   targets AS (
@@ -92,7 +104,9 @@ const FAN_OUT = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz
     FROM picked p CROSS JOIN LATERAL (
       SELECT h.id, h.state, h.target_url, h.max_per_second FROM hooks h JOIN api_keys k ON k.id = h.api_key_id AND k.revoked_at IS NULL
       WHERE h.account_id = p.account_id AND h.event_type = p.event_type
-        AND h.deleted_at IS NULL AND h.created_at <= p.created_at AND (p.hook_id IS NULL OR h.id = p.hook_id)
+        AND h.deleted_at IS NULL AND (p.hook_id IS NULL OR h.id = p.hook_id)
+        AND CASE WHEN p.snapshot IS NULL THEN h.created_at <= p.created_at
+                 ELSE h.created_tx IS NULL OR pg_visible_in_snapshot(h.created_tx, p.snapshot) END
       OFFSET 0) h),
   queued AS (
     -- queued_at is the event's time: its day partition, and the time in the delivery's id.

@@ -16,9 +16,9 @@ describe.each(engines())('contacts API on %s', (engine) => {
     const upsert = (body: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: key.auth, payload: body as object });
     const sync = (body: unknown) =>
       t.app.inject({ method: 'POST', url: `/internal/v1/accounts/${accountId}/contacts/sync`, headers: internalAuth, payload: body as object });
-    /** Subscribes the account's key to new_contact, so that a new contact has a delivery. */
-    const subscribe = async () => {
-      const created = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event: 'new_contact', target_url: TARGET } });
+    /** Subscribes the account's key to `event`, new_contact unless said, so that a new contact has a delivery. */
+    const subscribe = async (event = 'new_contact') => {
+      const created = await t.app.inject({ method: 'POST', url: '/api/v1/hooks', headers: key.auth, payload: { event, target_url: TARGET } });
       expect(created.statusCode).toBe(201);
     };
     return { accountId, key, upsert, sync, subscribe };
@@ -295,6 +295,16 @@ describe.each(engines())('contacts API on %s', (engine) => {
       ]);
       expect(await count(t.db, 'event_outbox WHERE event_id = $1', [events[0]!.id])).toBe(1);
       expect(await count(t.db, 'deliveries WHERE account_id = $1', [a.accountId])).toBe(0);
+    });
+
+    it('records the new_contact of an account with no new_contact subscription for the feed only: no outbox row, no job', async () => {
+      const a = await account();
+      await a.subscribe('missed_call');
+      const { contact_id } = (await a.upsert({ phone: PHONE, name: 'Ann' })).json();
+      const events = await newContactEvents(a.key.auth);
+      expect(events.map((event) => event.data)).toStrictEqual([{ contact_id, name: 'Ann', phone: PHONE, source: 'zapier' }]);
+      expect(await count(t.db, 'event_outbox WHERE event_id = $1', [events[0]!.id])).toBe(0);
+      expect(enqueuedFor(a.accountId)).toStrictEqual([]);
     });
 
     it('gives name "" in new_contact when the contact was created without one', async () => {

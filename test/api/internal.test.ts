@@ -405,6 +405,41 @@ describe.each(engines())('first-party API on %s', (engine) => {
   });
 
   describe('calls', () => {
+    it('answers the events a voicemail fires and records them for the feed, queuing a job only for the type someone subscribed to', async () => {
+      const accountId = newAccount();
+      const key = await newKey(t.store, accountId);
+      const hook = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/hooks',
+        headers: key.auth,
+        payload: { event: 'missed_call', target_url: 'https://hooks.example.com/calls' },
+      });
+      expect(hook.statusCode).toBe(201);
+      const payload = {
+        conversation_id: randomUUID(),
+        channel: 'voice',
+        outcome: 'voicemail',
+        spam: false,
+        caller_name: 'Ann',
+        caller_number: PHONE,
+        summary: 'Call back',
+      };
+      const reported = await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/calls`, payload });
+      expect(reported.json()).toStrictEqual({ conversation_id: payload.conversation_id, events: ['new_conversation', 'missed_call'] });
+      expect(await count(t.db, 'events WHERE account_id = $1', [accountId])).toBe(2);
+      expect(
+        t
+          .enqueued()
+          .filter((event) => event.account_id === accountId)
+          .map((event) => event.event),
+      ).toStrictEqual(['missed_call']);
+      expect(await count(t.db, "event_outbox WHERE account_id = $1 AND event_type = 'missed_call'", [accountId])).toBe(1);
+      expect(await count(t.db, "event_outbox WHERE account_id = $1 AND event_type = 'new_conversation'", [accountId])).toBe(0);
+      // Reported again: nothing more is recorded or fired.
+      expect((await internal({ method: 'POST', url: `/internal/v1/accounts/${accountId}/calls`, payload })).json().events).toStrictEqual([]);
+      expect(await count(t.db, 'events WHERE account_id = $1', [accountId])).toBe(2);
+    });
+
     it.each([
       ['an empty object', {}],
       ['an unknown channel', { channel: 'fax', outcome: 'answered', spam: false, caller_name: 'A', caller_number: PHONE, summary: '' }],

@@ -109,7 +109,7 @@ export async function newContactDeliveries(store: Store, accountId: string, phon
   const deliveries: Delivery[] = [];
   for (const phone of phones) {
     const [result] = await store.contacts.upsert([{ accountId, input: { phone, fields: {} }, source: 'crm' }], RELAY_GRACE_MS);
-    if (result?.action === 'inserted') deliveries.push(...(await store.events.fanOut([result.fired], leaseMs)));
+    if (result?.action === 'inserted' && result.fired) deliveries.push(...(await store.events.fanOut([result.fired], leaseMs)));
   }
   return deliveries;
 }
