@@ -53,8 +53,11 @@ const run = (...args) => {
 const building = !existsSync(BUILT) || sourcesChangedSince(statSync(BUILT).mtimeMs);
 if (building) run(createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json');
 if (building || !existsSync(BLANK_CLUSTER)) run(join(root, 'dist/src/main/blankCluster.js'));
-// The portal's CSS and script are files tsc does not emit: copied on every start (two small
-// files), so an edited one is served too. `npm run build` copies them the same way.
-cpSync(join(root, 'src/api/portal/assets'), join(root, 'dist/src/api/portal/assets'), { recursive: true });
+// Files tsc does not emit, the portal's CSS and script and the migrations' SQL: copied on every
+// start (a few small files), so an edited asset is served and a new migration applied without a
+// build. `npm run build` copies them the same way.
+for (const folder of ['src/api/portal/assets', 'src/storage/migrations']) {
+  cpSync(join(root, folder), join(root, 'dist', folder), { recursive: true });
+}
 
 await import('../dist/src/main/web.js');
