@@ -49,8 +49,14 @@ export default defineConfig(
   },
   {
     // The JavaScript files are outside tsconfig.json: no type information, so no type-checked rules.
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
+  },
+  {
+    // CI's report reader is CommonJS, so `node` runs it from any folder without a package.json.
+    files: ['.ci/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // The Zapier app is CommonJS, as zapier-platform-core loads it.
