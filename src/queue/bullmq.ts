@@ -85,6 +85,15 @@ export function createBullQueue<Data>(
 }
 
 /**
+ * How long a consumer waits to fetch again after a command failed (BullMQ's `runRetryDelay`,
+ * 15 s by default). Its connection already waits for Redis, so what fails is the moment Redis
+ * comes back (a cluster not yet ok, a job Redis lost before its completion was written): with
+ * the default, a worker sat idle for 15 to 30 s after every outage, while the relay re-added
+ * what Redis had lost and nothing ran it.
+ */
+const FETCH_RETRY_MS = 1_000;
+
+/**
  * A consumer of one queue: runs `handler` on `concurrency` jobs at once, and waits for Redis
  * when Redis is away. A job whose worker stopped answering (killed) is counted stalled after
  * `lockMs` and runs again on another worker: the handlers allow that (the fan-out is done once,
@@ -115,6 +124,7 @@ export function startBullConsumer<Data, Result>(
       lockDuration: options.lockMs,
       stalledInterval: options.lockMs,
       maxStalledCount: 1,
+      runRetryDelay: FETCH_RETRY_MS,
       removeOnComplete,
       removeOnFail,
     },
