@@ -108,6 +108,22 @@ describeEachRedisShape('delivery through BullMQ jobs with separate workers, Redi
     for (const id of hooks) await stack.api('DELETE', `/hooks/${id}`);
   });
 
+  it('records an event nobody subscribed to for the feed only, with no events job and no outbox row; a subscribed one is a job', async () => {
+    // The tests before deleted their subscriptions: the account has none of new_contact.
+    const [unwanted] = await eventIdsOf(stack, await stack.newContacts(1));
+    expect((await stack.sql('SELECT count(*)::int AS n FROM event_outbox WHERE event_id = $1', [unwanted]))[0].n).toBe(0);
+    const feed = await stack.api('GET', '/events?event=new_contact');
+    expect(feed.status).toBe(200);
+    expect((feed.body.events as { id: string }[]).map((event) => event.id)).toContain(unwanted);
+
+    const hook = await stack.subscribe('/wanted');
+    const [wanted] = await eventIdsOf(stack, await stack.newContacts(1));
+    expect((await boardJob(stack, 'events', wanted!)).returnValue.deliveries).toHaveLength(1);
+    // Bull Board never had a job for the unwanted one, though the wanted one, after it, ran.
+    expect((await board(stack, `/events/${unwanted}`)).status).toBe(404);
+    await stack.api('DELETE', `/hooks/${hook}`);
+  });
+
   it('shows a failing receiver as a failed delivery with its HTTP status in a completed job, and sends it no second POST', async () => {
     const hook = await stack.subscribe('/broken');
     stack.answers['/broken'] = () => ({ status: 500 });
