@@ -113,7 +113,7 @@ export function startEmbeddedEngine(deps: EngineDeps) {
   const events = createInProcessQueue<FiredEvent, EventJobResult>('events', (data, job) => handlers.events(data, job), options);
   const engine = createEngine(deps, createLocalPacer(config.DELIVERY_BUDGET_PER_HOST), { queue: deliveries, keepsDelayedJobs: false });
   const { handlers } = engine;
-  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
+  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT, deps.metrics);
   deps.metrics.watchQueues({ queues: { events, deliveries }, line: engine.line });
   return {
     events,

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryJobData } from '../../src/domain/delivery.js';
 import type { FiredEvent } from '../../src/domain/events.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
 import { runMaintenancePass } from '../../src/workers/maintenance.js';
 import { startRelay } from '../../src/workers/relay.js';
@@ -33,12 +34,14 @@ async function subscribedAccount(store: Store, accountId: string) {
 describe.each(engines())('the relay and the fan-out on %s', (engine) => {
   const t = useTestStore(engine);
 
-  /** The relay over queues that only keep what they are given; stopped by `stop`. */
+  /** The relay over queues that only keep what they are given, and what it counted per queue; stopped by `stop`. */
   const relayInto = () => {
     const events = collectingQueue<FiredEvent>();
     const deliveries = collectingQueue<DeliveryJobData>();
-    const relay = startRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, DAY);
-    return { events: events.added, deliveries: deliveries.added, stop: () => relay.stop() };
+    const metrics = createMetrics();
+    const relay = startRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, DAY, metrics);
+    const counted = async (queue: string) => (await metrics.relayed.get()).values.find((value) => value.labels.queue === queue)?.value;
+    return { events: events.added, deliveries: deliveries.added, counted, stop: () => relay.stop() };
   };
 
   it('adds a job for every event left in the outbox past its relay time, far past one page, each once, and none for one not due', async () => {
@@ -61,6 +64,7 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     }
     expect(relay.events.map((event) => event.event_id).sort()).toStrictEqual([...overdue].sort());
     expect(relay.events.map((event) => event.event_id)).not.toContain(notDue);
+    expect(await relay.counted('events')).toBe(overdue.length);
     expect(relay.events[0]).toStrictEqual({ event_id: expect.any(String), event: 'new_contact', account_id: accountId, fired_at: expect.stringMatching(/Z$/) });
     // Taken for a while: another relay leaves them alone until they are overdue again.
     expect(await t.store.events.takeOverdue(10, 5_000)).toStrictEqual([]);
@@ -79,7 +83,7 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
       add: async (jobs: { data: FiredEvent }[]) => void added.push(...jobs.map((job) => job.data)),
       counts: async () => ({ waiting: others + added.length - ran, active: 0, delayed: 0, completed: 0, failed: 0 }),
     };
-    const relay = startRelay(t.store, { events: full, deliveries: collectingQueue<DeliveryJobData>().queue }, log, DAY);
+    const relay = startRelay(t.store, { events: full, deliveries: collectingQueue<DeliveryJobData>().queue }, log, DAY, createMetrics());
     try {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(added).toStrictEqual([]);
@@ -137,6 +141,7 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
       await relay.stop();
     }
     expect(relay.deliveries.map((job) => job.delivery_id).sort()).toStrictEqual([...overdue].sort());
+    expect(await relay.counted('deliveries')).toBe(overdue.length);
     // Ids only in the job; its handler reads the rest, with the place, from the row.
     expect(Object.keys(relay.deliveries[0]!).sort()).toStrictEqual(['account_id', 'delivery_id', 'due_at', 'event_id', 'hook_id']);
     expect((await t.store.deliveries.find([overdue[0]!]))[0]?.place).toBe(1_234_567);
