@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryJobData } from '../../src/domain/delivery.js';
@@ -147,6 +148,30 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     expect((await t.store.deliveries.find([overdue[0]!]))[0]?.place).toBe(1_234_567);
     expect((await t.store.deliveries.find([overdue[1]!]))[0]?.place).toBeUndefined();
     expect((await t.store.deliveries.takeOverdue(10, 5_000, 0)).filter((delivery) => overdue.includes(delivery.id))).toStrictEqual([]);
+  });
+
+  it('leaves alone a delivery whose process renews its lease, never shortens a parking, and renews no claimed one', async () => {
+    const accountId = 'relay-leases';
+    await subscribedAccount(t.store, accountId);
+    await recordEvents(t.db, accountId, 3);
+    // Fanned out with no lease left: overdue unless renewed.
+    const [held, parked, claimed] = (await fanOutOutbox(t.store, t.db, 0))
+      .filter((delivery) => delivery.accountId === accountId)
+      .map((delivery) => delivery.id);
+    await t.store.deliveries.postpone([{ deliveryId: parked!, relayAt: Date.now() + 3_600_000, place: null }]);
+    await t.store.urgentDeliveries.claim([claimed!], randomUUID());
+    const before = await t.db.query<{ relay_at: Date }>('SELECT relay_at FROM deliveries WHERE id = $1', [claimed]);
+    await t.store.deliveries.extendLeases([held!, parked!, claimed!], 5_000);
+    const { rows } = await t.db.query<{ id: string; in_s: number; relay_at: Date }>(
+      'SELECT id::text, extract(epoch FROM relay_at - clock_timestamp())::float8 AS in_s, relay_at FROM deliveries WHERE id = ANY($1::uuid[])',
+      [[held, parked, claimed]],
+    );
+    const leftOf = Object.fromEntries(rows.map((row) => [row.id, row]));
+    expect(leftOf[held!]!.in_s).toBeGreaterThan(4);
+    expect(leftOf[held!]!.in_s).toBeLessThanOrEqual(5);
+    expect(leftOf[parked!]!.in_s).toBeGreaterThan(3_500);
+    expect(leftOf[claimed!]!.relay_at).toStrictEqual(before.rows[0]!.relay_at);
+    expect((await t.store.deliveries.takeOverdue(1_000, 5_000, 0)).map((delivery) => delivery.id)).not.toContain(held);
   });
 
   it('leaves deliveries past DELIVERY_MAX_WAIT to maintenance, which expires them, and reads only the days since', async () => {
