@@ -58,6 +58,13 @@ export function createMetrics() {
     registers: [registry],
   });
   for (const outcome of OUTCOMES) deliveries.inc({ outcome }, 0);
+  const relayed = new Counter({
+    name: 'contact_hooks_relayed_total',
+    help: 'Events and deliveries the relay added again from PostgreSQL: their process died, or Redis lost or never got their job (0 while every process lives and Redis keeps its jobs)',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
+  for (const queue of ['events', 'deliveries']) relayed.inc({ queue }, 0);
 
   return {
     registry,
@@ -94,6 +101,7 @@ export function createMetrics() {
       registers: [registry],
     }),
     deliveries,
+    relayed,
     deliveryDuration: new Histogram({
       name: 'webhook_delivery_duration_seconds',
       help: 'Time of one delivery POST, connect to response',

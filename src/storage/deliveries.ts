@@ -207,6 +207,19 @@ export function deliveryQueries(db: Database) {
     },
 
     /**
+     * Renews the leases of queued deliveries their process still holds: the relay leaves each
+     * alone until `leaseMs` from now, or its later relay time (a parking's) when it has one.
+     */
+    async extendLeases(deliveryIds: string[], leaseMs: number) {
+      await batchWrites.query(
+        `WITH ${LOCKED_IN_ID_ORDER('$1', '$3', '$4', "d.status = 'queued'")}
+         UPDATE deliveries d SET relay_at = greatest(d.relay_at, clock_timestamp() + make_interval(secs => $2::float8 / 1000))
+         FROM locked_deliveries l WHERE d.id = l.id AND d.queued_at = l.queued_at AND ${inRange('d.queued_at', '$3', '$4')}`,
+        [deliveryIds, leaseMs, ...queuedRange(deliveryIds)],
+      );
+    },
+
+    /**
      * How long the oldest overdue queued delivery has been due, in seconds, 0 when none is: the
      * first entry of the deliveries_overdue index, read at each scrape (metrics). It grows when
      * no process sends or relays them (no worker), or when they arrive faster than they leave.

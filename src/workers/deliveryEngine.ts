@@ -13,6 +13,7 @@ import { createDeliveryJobHandler } from './deliveryJob.js';
 import type { Parking } from './deliveryWrites.js';
 import { createEventJobHandler, type EventJobResult } from './eventJob.js';
 import { createInFlightLimits, defaultInFlightLimits } from './inFlight.js';
+import { createLeases } from './leases.js';
 import { createLine } from './line.js';
 import { createLocalPacer, type Pacer } from './pacer.js';
 import { createPoster } from './poster.js';
@@ -78,10 +79,18 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
     closedOutcome: (delivery) => reportOf(delivery, 'queued'),
     log,
   });
-  /** Puts a delivery in line, at its turn among its account's due in the same second, from `dueAt`. */
+  const leases = createLeases(store, log);
+  /**
+   * Puts a delivery in line, at its turn among its account's due in the same second, from `dueAt`,
+   * and holds its lease while it is there: leased from its job's time (a parked job's relay time
+   * is a grace after it, a relayed copy's a grace after the relay took it), else from now (just
+   * fanned out).
+   */
   const deliver = (delivery: Delivery, dueAt?: number) => {
     const now = Date.now();
-    return line.add({ id: delivery.id, data: delivery, runAt: dueAt, priority: turnOf(delivery.accountId, dueAt ?? now, now) });
+    const outcome = line.add({ id: delivery.id, data: delivery, runAt: dueAt, priority: turnOf(delivery.accountId, dueAt ?? now, now) });
+    leases.hold(delivery.id, Math.min(dueAt ?? now, now), outcome);
+    return outcome;
   };
   return {
     line,
@@ -91,9 +100,10 @@ export function createEngine({ config, store, metrics, log }: EngineDeps, pacer:
     },
     /** Jobs of each queue to run at once. */
     jobConcurrency: JOBS_PER_DELIVERY_SLOT * config.DELIVERY_CONCURRENCY,
-    /** Takes no new deliveries, leaves those waiting to the relay, lets the POSTs in flight finish and their outcomes commit. */
+    /** Takes no new deliveries, leaves those waiting to the relay (renewing their leases no more), lets the POSTs in flight finish and their outcomes commit. */
     async stop() {
       stopping.abort();
+      await leases.stop();
       await line.close();
       await deliverer.settled();
       await Promise.all([pacer.close(), poster.close()]);
@@ -113,7 +123,7 @@ export function startEmbeddedEngine(deps: EngineDeps) {
   const events = createInProcessQueue<FiredEvent, EventJobResult>('events', (data, job) => handlers.events(data, job), options);
   const engine = createEngine(deps, createLocalPacer(config.DELIVERY_BUDGET_PER_HOST), { queue: deliveries, keepsDelayedJobs: false });
   const { handlers } = engine;
-  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
+  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT, deps.metrics);
   deps.metrics.watchQueues({ queues: { events, deliveries }, line: engine.line });
   return {
     events,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { RELAY_GRACE_MS, type DeliveryJobData } from '../domain/delivery.js';
 import type { FiredEvent } from '../domain/events.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { JobQueue } from '../queue/jobQueue.js';
 import type { Store } from '../storage/store.js';
 
@@ -40,7 +41,7 @@ const roomIn = async (queue: RelayQueues[keyof RelayQueues]) => Math.min(queue.r
  * holding TOP_UP_TO waiting jobs gets none until it drains. Only deliveries that may still be
  * sent (DELIVERY_MAX_WAIT) are looked for; maintenance expires older ones.
  */
-export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWaitMs: number) {
+export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWaitMs: number, metrics: Pick<Metrics, 'relayed'>) {
   const pageOf = async (queue: RelayQueues[keyof RelayQueues]) => Math.min(PAGE_SIZE, await roomIn(queue));
 
   async function relayEvents() {
@@ -52,6 +53,7 @@ export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWa
         { again: true },
       );
       relayed += events.length;
+      metrics.relayed.inc({ queue: 'events' }, events.length);
       if (events.length < page) break;
     }
     return relayed;
@@ -70,6 +72,7 @@ export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWa
         })),
       );
       relayed += deliveries.length;
+      metrics.relayed.inc({ queue: 'deliveries' }, deliveries.length);
       if (deliveries.length < page) break;
     }
     return relayed;

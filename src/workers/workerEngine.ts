@@ -23,7 +23,7 @@ export function startWorkerEngine(deps: EngineDeps, redis: RedisSettings, kept: 
     startBullConsumer<FiredEvent, EventJobResult>(redis, 'events', engine.handlers.events, consumer),
     startBullConsumer<DeliveryJobData, DeliveryReport>(redis, 'deliveries', engine.handlers.deliveries, consumer),
   ];
-  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT);
+  const relay = startRelay(deps.store, { events, deliveries }, log, config.DELIVERY_MAX_WAIT, deps.metrics);
   deps.metrics.watchQueues({ line: engine.line, queues: { events, deliveries } });
   // The worker's Redis, for its readiness gauge (its connection waits for Redis, so the check has a timeout).
   deps.metrics.watchReadiness('redis', () => deliveries.ping());

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryJobData } from '../../src/domain/delivery.js';
 import type { FiredEvent } from '../../src/domain/events.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import type { Store } from '../../src/storage/store.js';
 import { runMaintenancePass } from '../../src/workers/maintenance.js';
 import { startRelay } from '../../src/workers/relay.js';
@@ -33,12 +35,14 @@ async function subscribedAccount(store: Store, accountId: string) {
 describe.each(engines())('the relay and the fan-out on %s', (engine) => {
   const t = useTestStore(engine);
 
-  /** The relay over queues that only keep what they are given; stopped by `stop`. */
+  /** The relay over queues that only keep what they are given, and what it counted per queue; stopped by `stop`. */
   const relayInto = () => {
     const events = collectingQueue<FiredEvent>();
     const deliveries = collectingQueue<DeliveryJobData>();
-    const relay = startRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, DAY);
-    return { events: events.added, deliveries: deliveries.added, stop: () => relay.stop() };
+    const metrics = createMetrics();
+    const relay = startRelay(t.store, { events: events.queue, deliveries: deliveries.queue }, log, DAY, metrics);
+    const counted = async (queue: string) => (await metrics.relayed.get()).values.find((value) => value.labels.queue === queue)?.value;
+    return { events: events.added, deliveries: deliveries.added, counted, stop: () => relay.stop() };
   };
 
   it('adds a job for every event left in the outbox past its relay time, far past one page, each once, and none for one not due', async () => {
@@ -61,6 +65,7 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
     }
     expect(relay.events.map((event) => event.event_id).sort()).toStrictEqual([...overdue].sort());
     expect(relay.events.map((event) => event.event_id)).not.toContain(notDue);
+    expect(await relay.counted('events')).toBe(overdue.length);
     expect(relay.events[0]).toStrictEqual({ event_id: expect.any(String), event: 'new_contact', account_id: accountId, fired_at: expect.stringMatching(/Z$/) });
     // Taken for a while: another relay leaves them alone until they are overdue again.
     expect(await t.store.events.takeOverdue(10, 5_000)).toStrictEqual([]);
@@ -79,7 +84,7 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
       add: async (jobs: { data: FiredEvent }[]) => void added.push(...jobs.map((job) => job.data)),
       counts: async () => ({ waiting: others + added.length - ran, active: 0, delayed: 0, completed: 0, failed: 0 }),
     };
-    const relay = startRelay(t.store, { events: full, deliveries: collectingQueue<DeliveryJobData>().queue }, log, DAY);
+    const relay = startRelay(t.store, { events: full, deliveries: collectingQueue<DeliveryJobData>().queue }, log, DAY, createMetrics());
     try {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(added).toStrictEqual([]);
@@ -137,11 +142,36 @@ describe.each(engines())('the relay and the fan-out on %s', (engine) => {
       await relay.stop();
     }
     expect(relay.deliveries.map((job) => job.delivery_id).sort()).toStrictEqual([...overdue].sort());
+    expect(await relay.counted('deliveries')).toBe(overdue.length);
     // Ids only in the job; its handler reads the rest, with the place, from the row.
     expect(Object.keys(relay.deliveries[0]!).sort()).toStrictEqual(['account_id', 'delivery_id', 'due_at', 'event_id', 'hook_id']);
     expect((await t.store.deliveries.find([overdue[0]!]))[0]?.place).toBe(1_234_567);
     expect((await t.store.deliveries.find([overdue[1]!]))[0]?.place).toBeUndefined();
     expect((await t.store.deliveries.takeOverdue(10, 5_000, 0)).filter((delivery) => overdue.includes(delivery.id))).toStrictEqual([]);
+  });
+
+  it('leaves alone a delivery whose process renews its lease, never shortens a parking, and renews no claimed one', async () => {
+    const accountId = 'relay-leases';
+    await subscribedAccount(t.store, accountId);
+    await recordEvents(t.db, accountId, 3);
+    // Fanned out with no lease left: overdue unless renewed.
+    const [held, parked, claimed] = (await fanOutOutbox(t.store, t.db, 0))
+      .filter((delivery) => delivery.accountId === accountId)
+      .map((delivery) => delivery.id);
+    await t.store.deliveries.postpone([{ deliveryId: parked!, relayAt: Date.now() + 3_600_000, place: null }]);
+    await t.store.urgentDeliveries.claim([claimed!], randomUUID());
+    const before = await t.db.query<{ relay_at: Date }>('SELECT relay_at FROM deliveries WHERE id = $1', [claimed]);
+    await t.store.deliveries.extendLeases([held!, parked!, claimed!], 5_000);
+    const { rows } = await t.db.query<{ id: string; in_s: number; relay_at: Date }>(
+      'SELECT id::text, extract(epoch FROM relay_at - clock_timestamp())::float8 AS in_s, relay_at FROM deliveries WHERE id = ANY($1::uuid[])',
+      [[held, parked, claimed]],
+    );
+    const leftOf = Object.fromEntries(rows.map((row) => [row.id, row]));
+    expect(leftOf[held!]!.in_s).toBeGreaterThan(4);
+    expect(leftOf[held!]!.in_s).toBeLessThanOrEqual(5);
+    expect(leftOf[parked!]!.in_s).toBeGreaterThan(3_500);
+    expect(leftOf[claimed!]!.relay_at).toStrictEqual(before.rows[0]!.relay_at);
+    expect((await t.store.deliveries.takeOverdue(1_000, 5_000, 0)).map((delivery) => delivery.id)).not.toContain(held);
   });
 
   it('leaves deliveries past DELIVERY_MAX_WAIT to maintenance, which expires them, and reads only the days since', async () => {
