@@ -206,10 +206,7 @@ export function deliveryQueries(db: Database) {
       );
     },
 
-    /**
-     * Renews the leases of queued deliveries their process still holds: the relay leaves each
-     * alone until `leaseMs` from now, or its later relay time (a parking's) when it has one.
-     */
+    /** Renews queued deliveries' leases: the relay leaves each alone until `leaseMs` from now, or its later relay time (a parking's). */
     async extendLeases(deliveryIds: string[], leaseMs: number) {
       await batchWrites.query(
         `WITH ${LOCKED_IN_ID_ORDER('$1', '$3', '$4', "d.status = 'queued'")}
