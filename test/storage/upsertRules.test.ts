@@ -18,7 +18,7 @@ describe.each(engines())('the upsert rules on %s', (engine) => {
     const accountId = newAccount();
     const contact: ValidContact = { phone: `+1${phone++}`, fields: { name: 'Stored Name', email: 'stored@example.com' } };
     const created = await upsertContact(t.store, accountId, contact, 'zapier');
-    expect(created).toMatchObject({ action: 'inserted', fired: { event_id: expect.any(String), event: 'new_contact' } });
+    expect(created.action).toBe('inserted');
     if (held.length > 0)
       await t.store.contacts.applyOwnerEdit(accountId, created.contactId, Object.fromEntries(held.map((field) => [field, `Owner ${field}`])));
     const answer = await upsertContact(t.store, accountId, { phone: contact.phone, fields }, 'hubspot');
