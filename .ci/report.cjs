@@ -24,7 +24,11 @@ if (command === 'counts') {
   const runs = files.flatMap((file) => {
     const r = read(file);
     return r
-      ? r.testResults.map((suite) => ({ file: relative(suite.name), node: file.match(/results-(v[\d.]+)/)?.[1], s: (suite.endTime - suite.startTime) / 1000 }))
+      ? r.testResults.map((suite) => ({
+          file: relative(suite.name),
+          node: file.match(/results-(v\d+(?:\.\d+)*)\.json/)?.[1],
+          s: (suite.endTime - suite.startTime) / 1000,
+        }))
       : [];
   });
   for (const run of runs.sort((a, b) => b.s - a.s).slice(0, 10)) console.log(`  ${run.s.toFixed(1).padStart(6)} s  ${run.file} (${run.node})`);
