@@ -7,6 +7,13 @@ import type { Store } from '../storage/store.js';
 
 /** How often the database is looked at for work nobody did in time. */
 const RELAY_INTERVAL_MS = 1_000;
+/**
+ * A pass still running after this long is left to finish on its own, and the next one starts. A
+ * worker's Redis commands wait for Redis as long as it takes, and one that never settles must
+ * not stop the relay, which is what recovers the jobs Redis lost. Two passes never take the same
+ * row: each takes what it relays under a lease.
+ */
+const PASS_GIVE_UP_MS = 5_000;
 /** Events or deliveries per statement; a pass takes page after page while pages come full. */
 const PAGE_SIZE = 500;
 /**
@@ -86,9 +93,18 @@ export function startRelay(store: Store, queues: RelayQueues, log: Logger, maxWa
 
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
-    running ??= pass()
-      .catch((error: unknown) => log.warn({ err: error }, 'relay pass failed; trying again'))
-      .finally(() => (running = undefined));
+    if (running) return;
+    const started = pass().catch((error: unknown) => log.warn({ err: error }, 'relay pass failed; trying again'));
+    running = started;
+    const giveUp = setTimeout(() => {
+      if (running !== started) return;
+      log.warn({ afterMs: PASS_GIVE_UP_MS }, 'relay pass still running; starting the next one beside it');
+      running = undefined;
+    }, PASS_GIVE_UP_MS);
+    void started.finally(() => {
+      clearTimeout(giveUp);
+      if (running === started) running = undefined;
+    });
   }, RELAY_INTERVAL_MS);
   return {
     async stop() {

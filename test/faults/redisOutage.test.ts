@@ -57,6 +57,7 @@ describeEachRedisShape('Redis %s stopped and restarted while events fire', (shap
   let receiver: Receiver;
   let redis: Awaited<ReturnType<typeof ownRedis>> | undefined;
   let web: Awaited<ReturnType<typeof startWeb>>;
+  let worker: ReturnType<typeof startProcess>;
 
   beforeAll(async () => {
     store = await serviceStore('postgres');
@@ -64,7 +65,8 @@ describeEachRedisShape('Redis %s stopped and restarted while events fire', (shap
     redis = await ownRedis(shape);
     const env = { ...baseEnv, ...store.env, ...redis.env, WORKER_LOCK_MS: '2000' };
     web = await startWeb(env);
-    startProcess('worker', env);
+    // At info, so that a failure's log shows what the relay did.
+    worker = startProcess('worker', { ...env, LOG_LEVEL: 'info' });
     await waitUntil(async () => (await readyz(web.url))?.status === 200, 10_000);
   });
 
@@ -142,7 +144,11 @@ describeEachRedisShape('Redis %s stopped and restarted while events fire', (shap
     await redis!.kill();
     await sleep(1_000);
     await redis!.restart();
-    await waitUntil(() => received().length >= 10, 30_000);
+    await waitUntil(
+      () => received().length >= 10,
+      30_000,
+      () => `received ${received().length} of 10; the worker's log:\n${worker.output().slice(-8_000)}`,
+    );
     await sleep(2_000);
     const perEvent = countBy(received(), (request) => String(request.headers['webhook-id']));
     console.info(
