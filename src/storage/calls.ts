@@ -26,9 +26,9 @@ export function callQueries(db: Database) {
     /**
      * Records finished calls and their events (events.ts, `recordEvents`) in one statement: so
      * atomically, in one round trip and one commit, however many calls. Returns, for each call,
-     * whether it was recorded now and its events that fan out, for their jobs. A conversation already recorded for its account records
-     * nothing and fires none: a report sent twice fires once, and of two reports of one
-     * conversation in the same batch, the first.
+     * whether it was recorded now, and its events that fan out, for their jobs. A conversation
+     * already recorded for its account records nothing and fires none: a report sent twice fires
+     * once, and of two reports of one conversation in the same batch, the first.
      */
     async record(calls: CallToRecord[], relayGraceMs: number): Promise<{ recorded: boolean; fansOut: FiredEvent[] }[]> {
       const events = calls.flatMap(({ events: fired }, n) => fired.map((event) => ({ n: n + 1, id: randomUUID(), ...event })));

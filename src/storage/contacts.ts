@@ -72,9 +72,10 @@ export function contactQueries(db: Database) {
     /**
      * Creates or updates each entry's contact, with a new contact's `new_contact` event, and
      * returns each entry's result in order, a new contact's with its recorded event (`fired`,
-     * for its job) when a subscription wants it. Distinct contacts share one statement (so one round trip and one commit); a
-     * contact named twice is upserted again by the next statement, in the order given. Concurrent
-     * upserts of a new phone meet on the unique (account_id, phone): one inserts, the others update.
+     * for its job) when a subscription wants it. Distinct contacts share one statement (so one
+     * round trip and one commit); a contact named twice is upserted again by the next statement,
+     * in the order given. Concurrent upserts of a new phone meet on the unique (account_id,
+     * phone): one inserts, the others update.
      */
     async upsert(entries: ContactToUpsert[], relayGraceMs: number): Promise<UpsertResult[]> {
       const rows = entries.map(({ accountId, input, source }) => {

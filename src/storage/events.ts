@@ -85,8 +85,9 @@ export const deliveryOf = (row: Omit<FannedOutRow, 'status'>): Delivery => ({
  * The fan-out: takes the events out of the outbox, and makes one `queued` delivery for each
  * subscription each goes to (its account's and type's, live, of a live key, committed before the
  * statement that recorded the event: visible in its snapshot; an outbox row from before
- * snapshots were kept compares creation times instead; a disabled one counts the event as skipped instead; a test event, sent from the portal,
- * goes to the one it names, even disabled), each the fanning process's to send
+ * snapshots were kept compares creation times instead; a disabled one counts the event as
+ * skipped instead; a test event, sent from the portal, goes to the one it names, even
+ * disabled), each the fanning process's to send
  * until `leaseMs` from now; past that, the relay adds it to the `deliveries` queue. All in one
  * statement, so one commit for every event of a batch. An event no longer in the outbox was
  * fanned out before, by an earlier run of its job (stalled, or added twice): its deliveries are
