@@ -114,8 +114,8 @@ export async function upsertsPostgres(ctx: BenchContext, stack: PostgresStack, r
     ],
     growth: contactGrowth('contacts (PostgreSQL)', rate, points),
     notes: [
-      "Figure 1 (PostgreSQL): the web process runs with REDIS_URL, as in production (each new contact's event is recorded with its outbox row and its job added to the events queue, and the rate limit counts in Redis); the worker is stopped during the upsert windows (its work is figure 2), so the jobs wait in Redis. The new_contact events of those upserts have no subscriber: their fan-out, later, makes no delivery.",
-      `Figure 1 reference: the bench process upserts the same phone mix (uniform over the seeded phones, or new) with one INSERT … ON CONFLICT (account_id, phone) DO UPDATE … RETURNING through pg, a pool of ${UPSERT_POOL_SIZE} and ${UPSERT_CONNECTIONS} loops; the API writes the contact and its new_contact outbox row in one statement as well, behind HTTP, the API key, validation, the rate limit and the request log. The reference's pool is opened for its window and closed after; the two pools of ${UPSERT_POOL_SIZE} together are all of PostgreSQL's 100 connections.`,
+      "Figure 1 (PostgreSQL): the web process runs with REDIS_URL, as in production (the rate limit counts in Redis); the worker is stopped during the upsert windows. The bench account has no new_contact subscriber, so each new contact's event is recorded for the feed with no outbox row and no job.",
+      `Figure 1 reference: the bench process upserts the same phone mix (uniform over the seeded phones, or new) with one INSERT … ON CONFLICT (account_id, phone) DO UPDATE … RETURNING through pg, a pool of ${UPSERT_POOL_SIZE} and ${UPSERT_CONNECTIONS} loops; the API writes the contact and its new_contact event in one statement as well, behind HTTP, the API key, validation, the rate limit and the request log. The reference's pool is opened for its window and closed after; the two pools of ${UPSERT_POOL_SIZE} together are all of PostgreSQL's 100 connections.`,
     ],
   };
 }
